@@ -588,6 +588,13 @@ LAST_KEY = "coarse_last_key"
 (read at the source of each edge), and, per sink, the maxima of both over its sources."""
 
 
+def feeds_free(analysis: WavefrontAnalysis, free: tuple[bool, ...]) -> bool:
+    """Whether an edge enters a node of a ``free`` kernel (:func:`free_kernels`): where none
+    does (a kernel fused beside the others that reads nothing they write), no free node has
+    a source to run after, and :func:`build_sink_pass` would have no statement."""
+    return any(free[e.snk_group] for e in _edges(analysis))
+
+
 def build_sink_pass(
     ir: ComputationIR, analysis: WavefrontAnalysis, free: tuple[bool, ...]
 ) -> ComputationIR:

@@ -158,7 +158,10 @@ def loop_iterator(stmt: StmtReading, loop: str, cmd: str) -> int:
     if outs is None or outs[positions[0]] not in names:
         raise IllegalScheduleError(
             f"{cmd}: loop {loop!r} of statement {stmt.name} is not an iterator of its domain "
-            f"(schedule {stmt.schedule}); a wavefront needs an untransformed loop"
+            f"(schedule {stmt.schedule}); a wavefront needs an untransformed loop (one "
+            "whose value is an iterator): write a loop that runs backwards (C's 'for (i = "
+            "n - 1; i >= 0; i--)', a schedule of -i) as a forward loop t over the rows "
+            "n - 1 - t, as spf.kernels.trsv_diag_csr(upper=True) does"
         )
     return names.index(outs[positions[0]])
 
@@ -230,13 +233,12 @@ def _analyze(ir: ComputationIR, stmts: Sequence[ParsedStmt], loop: str) -> Wavef
                 f"statement of the loop is in it"
             )
         try:
-            edge = _edge(ir, dep, positions, loop, facts, group)
+            found = _edge(ir, dep, positions, loop, facts, group)
         except IllegalScheduleError as err:
             raise _through_shared_scalar(ir, dep, loop) or err from None
-        if edge is None:
+        if not found:
             dropped.append(f"{dep.kind} {dep.source}->{dep.sink}: empty")
-        else:
-            kept.append(edge)
+        kept.extend(found)
     _check_alone(ir, stmts, loop, cmd)
     _check_one_loop(stmts, positions, loop, cmd)
     if not kept:
@@ -319,7 +321,7 @@ def _check_alone(ir: ComputationIR, stmts: Sequence[StmtReading], loop: str, cmd
             )
 
 
-_EDGES: Table[object, tuple[CarriedEdge | None]] = Table(4096)
+_EDGES: Table[object, tuple[CarriedEdge, ...]] = Table(4096)
 """:func:`_edge`'s results by the values they depend on (see :func:`_edge`)."""
 
 
@@ -330,8 +332,8 @@ def _edge(
     loop: str,
     facts: Sequence[Fact],
     group: dict[str, int],
-) -> CarriedEdge | None:
-    """:func:`_find_edge`, remembered by its inputs (the dependence, the loop's positions
+) -> tuple[CarriedEdge, ...]:
+    """:func:`_find_edges`, remembered by its inputs (the dependence, the loop's positions
     and the domains of its two statements, the facts): the analysis runs again on the
     tagged computation when it is compiled, and on copies of it."""
     from spf.ir.keys import value_key
@@ -348,23 +350,24 @@ def _edge(
     )
     found = _EDGES.get(key)
     if found is None:
-        found = _EDGES.put(key, (_find_edge(ir, dep, positions, loop, facts, group),))
-    return found[0]
+        found = _EDGES.put(key, _find_edges(ir, dep, positions, loop, facts, group))
+    return found
 
 
-def _find_edge(
+def _find_edges(
     ir: ComputationIR,
     dep: Dependence,
     positions: dict[str, int],
     loop: str,
     facts: Sequence[Fact],
     group: dict[str, int],
-) -> CarriedEdge | None:
-    """The carried part of ``dep`` as an edge the inspector can enumerate: pull form (over
-    the sink's instances, the source iteration a term of them) when it can, else push form
-    (over the source's instances, the sink iteration a term of them); ``None`` when the
-    carried part is empty. A dependence between two fused kernels is carried whole (its
-    source iteration may be later than its sink's)."""
+) -> tuple[CarriedEdge, ...]:
+    """The carried part of ``dep`` as edges the inspector can enumerate: one edge
+    (:func:`_find_edge`) when it can, else one per disjunct of the carried part (a statement
+    that reads ``x(i)`` and ``x(col(k))``, whose dependence on a later kernel's write of
+    ``x(i)`` is the union of two functions, none of the whole); none when the carried part
+    is empty. A dependence between two fused kernels is carried whole (its source
+    iteration may be later than its sink's)."""
     rel = dep.relation
     p, q = positions[dep.source], positions[dep.sink]
     ins = [f"_wa{k}" for k in range(rel.in_arity)]
@@ -374,7 +377,43 @@ def _find_edge(
     forward = Relation(f"{{[{', '.join(ins)}] -> [{', '.join(outs)}] : {order}}}")
     part = rel.intersect(forward)
     if is_empty_under(part, facts):
-        return None
+        return ()
+    whole = _find_edge(ir, dep, part, positions, group, facts)
+    if whole is not None:
+        return (whole,)
+    pieces = [d for d in part.disjuncts() if not is_empty_under(d, facts)]
+    if len(pieces) > 1:
+        edges = [_find_edge(ir, dep, d, positions, group, facts) for d in pieces]
+        if all(e is not None for e in edges):
+            return tuple(e for e in edges if e is not None)
+    sink_its = ", ".join(iterator_names(ir.parsed_stmt(dep.sink).domain))
+    source_its = ", ".join(iterator_names(ir.parsed_stmt(dep.source).domain))
+    raise IllegalScheduleError(
+        f"wavefront({loop!r}): in the {dep}, neither is the source iteration of loop {loop!r} "
+        f"a function of the sink's iteration ({sink_its}) nor the sink iteration a function "
+        f"of the source's ({source_its}), so the inspector cannot enumerate it; declare the "
+        "index-array property that makes one of them a function with comp.assume(...) (e.g. "
+        "a triangular matrix: 'forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i') "
+        "or do not run this loop as a wavefront"
+    )
+
+
+def _find_edge(
+    ir: ComputationIR,
+    dep: Dependence,
+    part: Relation,
+    positions: dict[str, int],
+    group: dict[str, int],
+    facts: Sequence[Fact],
+) -> CarriedEdge | None:
+    """``part`` (the carried part of ``dep``, or a disjunct of it) as an edge the
+    inspector can enumerate: pull form (over the sink's instances, the source iteration a
+    term of them) when it can, else push form (over the source's instances, the sink
+    iteration a term of them); None when neither end is a function of the other's."""
+    p, q = positions[dep.source], positions[dep.sink]
+    ins = [f"_wa{k}" for k in range(part.in_arity)]
+    outs = [f"_wb{k}" for k in range(part.out_arity)]
+    gs, gt = group[dep.source], group[dep.sink]
     pull = Relation(f"{{[{', '.join(ins)}] -> [{ins[p]}]}}").compose(part.inverse())
     push = Relation(f"{{[{', '.join(outs)}] -> [{outs[q]}]}}").compose(part)
     for stmt, projected, at, is_push in ((dep.sink, pull, q, False), (dep.source, push, p, True)):
@@ -400,16 +439,7 @@ def _find_edge(
                 group=gs if is_push else gt,
                 other_group=gt if is_push else gs,
             )
-    sink_its = ", ".join(iterator_names(ir.parsed_stmt(dep.sink).domain))
-    source_its = ", ".join(iterator_names(ir.parsed_stmt(dep.source).domain))
-    raise IllegalScheduleError(
-        f"wavefront({loop!r}): in the {dep}, neither is the source iteration of loop {loop!r} "
-        f"a function of the sink's iteration ({sink_its}) nor the sink iteration a function "
-        f"of the source's ({source_its}), so the inspector cannot enumerate it; declare the "
-        "index-array property that makes one of them a function with comp.assume(...) (e.g. "
-        "a triangular matrix: 'forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i') "
-        "or do not run this loop as a wavefront"
-    )
+    return None
 
 
 def _instances_over(

@@ -283,7 +283,17 @@ def lower(ir: ComputationIR, name: str | None = None) -> Program:
 
     scanned, expand = merging(ir)  # co-iterated loops: one placeholder each, then merges
     body = Scanner(scanned).scan()
-    verify(scanned, body)
+    try:
+        verify(scanned, body)
+    except CodegenError as err:
+        # a UF value read above the guard that keeps its arguments in the UF's domain (the
+        # self-check refuses it): scanned again with the reads below such guards
+        guarded = Scanner(scanned, below_guards=True).scan()
+        try:
+            verify(scanned, guarded)
+        except CodegenError:
+            raise err from None
+        body = guarded
     body = expand(body)
     buffers = _buffers(ir)
     body = _place_allocations(ir, body, buffers)

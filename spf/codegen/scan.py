@@ -105,8 +105,12 @@ class StmtScan:
 class Scanner:
     """Scans the statements of one computation (its IR) into a loop AST."""
 
-    def __init__(self, ir: ComputationIR) -> None:
+    def __init__(self, ir: ComputationIR, below_guards: bool = False) -> None:
         self.ir = ir
+        self.below_guards = below_guards
+        """Read UF values below the guards of their ``if``s that do not use them
+        (:func:`spf.codegen.binds.bind_where_used`): the second try of
+        :func:`spf.codegen.program.lower`."""
         self.ufs = ir.uf_decls
         self.width = ir.schedule_width
         self._written: dict[tuple[str, str], int] = {}
@@ -432,7 +436,7 @@ class Scanner:
     def _bind_all(self, names: Sequence[str], body: Node) -> Node:
         """Read each of ``names`` where ``body`` uses it (:func:`bind_all_where_used`)."""
         values = {v: (self.values[v].uf, self.values[v].args) for v in names}
-        return bind_all_where_used(names, values, body)
+        return bind_all_where_used(names, values, body, self.below_guards)
 
     def _segment(self, seg: int, names: list[str], scope: set[str], parent: set[str]) -> Node:
         a = 0 if seg == 0 else self.cuts[seg - 1] + 1

@@ -856,8 +856,10 @@ class Computation:
                 "method='auto', 'coarse' or 'levels'"
             )
         start = len(self.trace)
+        whole = loop if len(stmts) > 1 else None  # the trace prints them as one call
         for s in stmts:  # a fused kernel's statement names the loop its own way
-            s._run(Wavefront(loop=loop if loop in s.loops else s.loops[0], how=method))
+            own = loop if loop in s.loops else s.loops[0]
+            s._run(Wavefront(loop=own, how=method, whole=whole))
         keep(self, start)  # one step: the statements are tagged together (pdfg_history)
 
     def distribute_rows(self, loop: str, data: Mapping[str, int], owner: str = "block") -> None:

@@ -809,10 +809,19 @@ class WavefrontKernel(Kernel):
             )
         given = self._inspected(args)
         n = self._count(given)
-        with shared():  # the stages' fact checks and the plan's fingerprint
-            if self._coarse:
-                return self._inspect_coarse(given, n, check, strategy, threads, copies)
-            return self._inspect_levels(given, n, check, strategy)
+        try:
+            with shared():  # the stages' fact checks and the plan's fingerprint
+                if self._coarse:
+                    return self._inspect_coarse(given, n, check, strategy, threads, copies)
+                return self._inspect_levels(given, n, check, strategy)
+        except MemoryError:  # numpy's, allocating the plan's arrays: a parameter too large
+            params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
+            raise ArgumentError(
+                f"{self.name}.inspect: loop {self._names.loop!r} runs {n:,} iterations "
+                f"(0 <= {self._names.loop} < {self._extent} with {params}), and the plan's "
+                "arrays for them do not fit in memory; check the parameters against the "
+                "index arrays"
+            ) from None
 
     def _inspect_levels(
         self, given: Mapping[str, object], n: int, check: bool, strategy: str
@@ -986,7 +995,7 @@ class WavefrontKernel(Kernel):
                 (found, found_gain), given, check, (level, nlev, work), team, total, unit,
                 k == 0 and ahead is None and runs is None,
             )  # fmt: skip
-            if k == 0 and self._runs and self._make_sinks is not None and team > 1:
+            if k == 0 and self._runs and self._make_chains is not None and team > 1:
                 # the run blocks' parts, a free kernel's rows interleaved: on a worker
                 # thread, beside the other candidates' sorts (generated C, GIL released)
                 mixed = submit(
@@ -1128,8 +1137,11 @@ class WavefrontKernel(Kernel):
         """``parts`` of kernels fused into one loop with each free kernel's node run right
         after the source that completes its inputs (:func:`spf.runtime.interleave.interleave`),
         and its estimate, when estimated faster than ``parts`` (``gain``); else ``parts``
-        and ``gain``. One generated pass over the edges into the free nodes."""
-        sinks = self._once("_sink_kernel", self._make_sinks or _no_sinks)
+        and ``gain``. One generated pass over the edges into the free nodes (none where no
+        edge enters them: no node can move)."""
+        if self._make_sinks is None:
+            return self._joined(given, parts, gain, work, total, unit)
+        sinks = self._once("_sink_kernel", self._make_sinks)
         pos_of, key_of = sink_inputs(parts)
         n = len(pos_of)
         last_pos = np.full(n, -1, dtype=np.int64)
@@ -1721,7 +1733,16 @@ class WavefrontKernel(Kernel):
             raise ArgumentError(
                 f"{self.name}.inspect: {', '.join(sorted(names))} must be ints, got {values!r}"
             )
-        return max(int(fn({k: int(v) for k, v in values.items()})), 0)  # type: ignore[call-overload]
+        ints = {k: int(v) for k, v in values.items()}  # type: ignore[call-overload]
+        extent = int(fn(ints))
+        negative = sorted(k for k, v in ints.items() if v < 0)
+        if extent < 0 and negative:  # N = -3: not an empty loop, a wrong size
+            raise ArgumentError(
+                f"{self.name}.inspect: {', '.join(f'{k}={ints[k]}' for k in negative)} is "
+                f"negative, and the wavefront loop {self._names.loop!r} runs 0 <= "
+                f"{self._names.loop} < {self._extent}; pass the sizes of the index arrays"
+            )
+        return max(extent, 0)
 
     def __call__(
         self, *positional: object, check: bool = True, plan: object = None, **args: object
@@ -2042,10 +2063,6 @@ class LevelCount:
         return self._starts
 
 
-def _no_sinks() -> Kernel:
-    raise CodegenError("spf bug: a fused coarse kernel without its sink pass")
-
-
 def _in_halves(
     stage: Kernel,
     args: dict[str, Any],
@@ -2356,6 +2373,7 @@ def compile_wavefront(
         build_sink_pass,
         build_split_passes,
         can_split_passes,
+        feeds_free,
         free_kernels,
         uses_run_blocks,
         zeroes_in_pass,
@@ -2444,7 +2462,9 @@ def compile_wavefront(
 
     # the chain pass compiled on the first such plan of at least chains.JOIN_NODES nodes
     chain_kernel = functools.partial(_chain_pass, ir, analysis, options)
-    mixed = (sink_kernel, chain_kernel) if is_coarse and 0 < sum(free) < len(free) else (None, None)
+    # no sink pass where no edge enters a free kernel: none of its nodes can move
+    sinks = sink_kernel if feeds_free(analysis, free) else None
+    mixed = (sinks, chain_kernel) if is_coarse and 0 < sum(free) < len(free) else (None, None)
     where = (ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
     found = plan_copies(*where, index_dtype="int32")
     copies: tuple[CopySpec, Callable[[bool], Kernel]] | None = None

@@ -386,9 +386,16 @@ class Wavefront(Command):
     n_required: ClassVar[int] = 1
     loop: Loop
     how: str = "auto"
+    whole: str | None = None
+    """The loop ``comp.wavefront`` named when one call tagged several statements (each
+    entry's ``loop`` is the statement's own name for it): the trace prints the run of those
+    entries as that one call (``stmt.wavefront`` on one statement of them alone is
+    refused)."""
 
     def __post_init__(self) -> None:
         check_loop_ref("wavefront", "loop", self.loop)
+        if self.whole is not None and not isinstance(self.whole, str):
+            raise ScheduleError(f"wavefront: whole must be a loop name or None, got {self.whole!r}")
         if self.how not in WAVEFRONT_METHODS:
             raise ScheduleError(
                 f"wavefront: unknown method {self.how!r} for loop {self.loop!r}; use one of "

@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Protocol, TypeVar
 
 from spf.errors import ScheduleError, SpfError, add_context
-from spf.schedule.commands import COMMANDS, ROOT, After, Command, Fuse, Reschedule
+from spf.schedule.commands import COMMANDS, ROOT, After, Command, Fuse, Reschedule, Wavefront
 
 
 class _Scheduled(Protocol):
@@ -80,6 +80,14 @@ class TraceEntry:
         return cls(stmt=data["stmt"], command=command)
 
 
+def _same_call(command: Command, first: Wavefront) -> bool:
+    """Whether ``command`` was recorded by the ``comp.wavefront`` call that recorded
+    ``first`` (the same loop named, the same method)."""
+    return (
+        isinstance(command, Wavefront) and command.whole == first.whole and command.how == first.how
+    )
+
+
 class Trace:
     """The scheduling commands applied to one computation, oldest first."""
 
@@ -96,8 +104,23 @@ class Trace:
 
     def as_python(self, var: str = "comp") -> str:
         """Python that rebuilds the schedule on a computation bound to ``var`` (with ``import
-        spf`` first when a command uses ``spf.ROOT``)."""
-        lines = [e.as_python(var) for e in self._entries]
+        spf`` first when a command uses ``spf.ROOT``). A run of entries of one wavefront (one
+        ``comp.wavefront(loop)``, recorded on each statement of the loop) prints as that
+        call: ``stmt.wavefront`` on one of them alone is refused (the others share its loop)."""
+        lines: list[str] = []
+        entries = self._entries
+        k = 0
+        while k < len(entries):
+            command = entries[k].command
+            end = k + 1
+            if isinstance(command, Wavefront) and command.whole is not None:
+                while end < len(entries) and _same_call(entries[end].command, command):
+                    end += 1
+                call = Wavefront(loop=command.whole, how=command.how)
+                lines.append(f"{var}.{call.call_text()}")
+            else:
+                lines.append(entries[k].as_python(var))
+            k = end
         if any("spf.ROOT" in line for line in lines):
             lines.insert(0, "import spf")
         return "\n".join(lines)

@@ -191,6 +191,21 @@ class _SetLike:
         """
         return self._make(ops.hull(self._body), self._ufs)
 
+    def disjuncts(self: _T) -> list[_T]:
+        """The conjunctions whose union this is, each as a set or relation of its own (the
+        pieces printed between ``union``; one for a conjunction, none for an empty set).
+
+        >>> sorted(str(d) for d in Set("{[i]: 0 <= i < 3; [i]: 5 <= i < 7}").disjuncts())
+        ['{[i] : 0 <= i && i <= 2}', '{[i] : 5 <= i && i <= 6}']
+        """
+        import islpy as isl
+
+        body = self._body
+        return [
+            self._make(body.with_iset(isl.Set.from_basic_set(b)), self._ufs)
+            for b in body.iset.get_basic_sets()
+        ]
+
     def is_empty(self) -> bool:
         """True only when provably empty, using UF functional consistency and declarations."""
         return emptiness.is_empty(self._body, self._ufs)
