@@ -42,3 +42,12 @@ def test_changing_a_copy_leaves_the_original(make: object) -> None:
     assert comp.ir == before
     assert "z" not in comp.data_spaces
     assert comp.stmts[0].tags == {}
+
+
+def test_a_kernel_refuses_pickling_with_an_spf_error() -> None:
+    kernel = spf.testing.compiled("gemm")
+    for attempt in (pickle.dumps, copy.deepcopy):
+        with pytest.raises(spf.ArgumentError, match=r"gemm.*pickle the computation"):
+            attempt(kernel)
+    shallow = copy.copy(kernel)  # a shallow copy shares the loaded library: allowed
+    assert shallow.name == kernel.name
