@@ -172,3 +172,26 @@ def test_changed_spf_sources_generate_again(
     _works(_compile(tmp_path))
     after = sorted((tmp_path / "generated").rglob("*.json"))
     assert len(after) == len(before) + 1
+
+
+def test_a_full_cache_directory_is_a_compile_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library built, recording it fails (a full disk: ENOSPC while writing its digest):
+    a CompileError naming the cache directory, no raw OSError and no temporary file left;
+    the next build, with space again, builds and loads it."""
+    from spf.runtime.build import build
+
+    source = "int spf_full_disk(void) { return 7; }\n"
+
+    def full(self: object, built: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(spf.runtime.cache.CacheEntry, "install", full)
+        with pytest.raises(spf.CompileError, match=r"cache directory .*No space left"):
+            build(source, name="full_disk", openmp=False, cache_dir=tmp_path)
+    assert not [p for p in tmp_path.rglob(".*") if p.is_file()]
+    again = build(source, name="full_disk", openmp=False, cache_dir=tmp_path)
+    assert not again.cached
+    assert again.path.exists()
