@@ -30,7 +30,11 @@ _GENERATED: dict[str, TranslationUnit] = {}
 compile skips dependence analysis and scanning (the IR holds schedules and tags). On disk
 each is its record (:meth:`~spf.codegen.unit.TranslationUnit.to_data`) with a ``.sha256``
 digest beside it; one that does not match or does not parse (an older spf wrote only the
-source, as ``<key>.c``) is generated again."""
+source, as ``<key>.c``) is generated again. The last :data:`GENERATED_KEPT` stay in memory
+(a process that compiles many states, a tuner's candidates, would keep them all)."""
+GENERATED_KEPT = 256
+"""Generated units :data:`_GENERATED` keeps (the oldest entered is dropped first: it is read
+from the disk cache again when asked for)."""
 
 
 def _generated_path(key: str, cache_dir: str | None) -> Path:
@@ -459,7 +463,10 @@ def _generate(
     if unit is None:
         unit, preconditions = generate(ir, target, fname, check, **printing)
         _write_generated(key, unit, cache_dir)
-    _GENERATED[key] = unit
+    if key not in _GENERATED:
+        while _GENERATED and len(_GENERATED) >= GENERATED_KEPT:
+            del _GENERATED[next(iter(_GENERATED))]
+        _GENERATED[key] = unit
     if preconditions is None:
         preconditions = bounds_preconditions(ir, check)
     warn_preconditions(ir.name, preconditions)

@@ -195,3 +195,28 @@ def test_a_full_cache_directory_is_a_compile_error(
     again = build(source, name="full_disk", openmp=False, cache_dir=tmp_path)
     assert not again.cached
     assert again.path.exists()
+
+
+def test_generated_units_kept_in_memory_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process compiling many states keeps the last GENERATED_KEPT units in memory; an
+    older one comes back from the disk cache, and its kernel computes the same."""
+    import spf.runtime.compile as compile_module
+
+    monkeypatch.setattr(compile_module, "_GENERATED", {})
+    monkeypatch.setattr(compile_module, "GENERATED_KEPT", 2)
+
+    def scaled(k: int) -> spf.Computation:
+        comp = spf.Computation(f"kept{k}")
+        comp.add_data_space("x", "double", shape=("N",))
+        comp.add_data_space("y", "double", shape=("N",))
+        comp.add_stmt(spf.Stmt(f"$y$(i) = {k} * $x$(i);", "{[i]: 0 <= i < N}"))
+        return comp
+
+    for k in (1, 2, 3, 1):
+        kernel = scaled(k).compile(openmp=False, cache_dir=tmp_path)
+        x, y = np.arange(4.0), np.zeros(4)
+        kernel(x=x, y=y)
+        np.testing.assert_array_equal(y, k * x)
+        assert len(compile_module._GENERATED) <= 2
