@@ -148,6 +148,7 @@ def compile_kernel(
 
     if target == "c" and options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    _check_cache_dir(cache_dir)
     cflags = optimisation_flags(cflags)
     flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
     got = _generate(ir, target, name, check, **flags, **options)
@@ -168,6 +169,15 @@ def compile_kernel(
         _remember(got, kernel, got.unit.source, cache_dir=cache_dir)
         return kernel
     return _build_one(got, flags)
+
+
+def _check_cache_dir(cache_dir: object) -> None:
+    """``cache_dir`` refused before any analysis when it is not a directory path (the warm
+    look-ups would read a bad one as a miss, and only the build would say so)."""
+    if cache_dir is not None:
+        from spf.runtime.cache import resolve_cache_dir
+
+        resolve_cache_dir(cache_dir)  # type: ignore[arg-type]
 
 
 def _build_one(got: _Generated, flags: dict[str, Any]) -> Kernel:
@@ -286,6 +296,7 @@ def compile_units_deferring(
     which a first call that plans the loop serial never runs."""
     if options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    _check_cache_dir(cache_dir)
     groups = [(u, optimisation_flags(cflags, u.kind, light_flags)) for u in units if u.kernels]
     built: list[_Unit] = []
     later: list[DeferredUnit] = []

@@ -220,3 +220,15 @@ def test_generated_units_kept_in_memory_are_bounded(
         kernel(x=x, y=y)
         np.testing.assert_array_equal(y, k * x)
         assert len(compile_module._GENERATED) <= 2
+
+
+@pytest.mark.parametrize("bad", [123, b"/tmp/spf", ["cache"], ""], ids=repr)
+def test_a_cache_dir_that_is_not_a_directory_path_is_refused(bad: object) -> None:
+    """``cache_dir`` must name a directory: another type is an ArgumentError naming it (not
+    pathlib's TypeError), and an empty string is refused rather than read as the current
+    directory (``$SPF_CACHE_DIR=""`` means the default; pass None for that)."""
+    comp = spf.kernels.dense_mv()
+    with pytest.raises(spf.ArgumentError, match="cache_dir"):
+        comp.compile(openmp=False, cache_dir=bad)  # type: ignore[arg-type]
+    with pytest.raises(spf.ArgumentError, match="cache_dir"):
+        spf.runtime.build_c("int f(void) { return 1; }\n", name="f", cache_dir=bad)  # type: ignore[arg-type]
