@@ -28,7 +28,16 @@ if TYPE_CHECKING:
 
     from spf.computation.computation import Computation
 
-__all__ = ["after_command", "before_command", "copy_log", "keep", "rewrite", "snapshots"]
+__all__ = [
+    "after_command",
+    "before_command",
+    "copy_log",
+    "keep",
+    "restore_log",
+    "rewrite",
+    "saved_log",
+    "snapshots",
+]
 
 
 @dataclass
@@ -113,6 +122,20 @@ def copy_log(source: Computation, target: Computation, transform: Callable[[str]
     if log is None:
         return
     _LOGS[target] = _Log({k: _transformed(v, transform) for k, v in log.snapshots.items()})
+
+
+def saved_log(comp: Computation) -> dict[int, str | SpfError]:
+    """The snapshots kept for ``comp`` (empty when none), for a pickled or copied
+    computation's state (``Computation.__getstate__``)."""
+    log = _LOGS.get(comp)
+    return {} if log is None else dict(log.snapshots)
+
+
+def restore_log(comp: Computation, snapshots: dict[int, str | SpfError]) -> None:
+    """Give ``comp`` (an unpickled or copied computation) the snapshots :func:`saved_log`
+    took of the one it was made from."""
+    if snapshots:
+        _LOGS[comp] = _Log(dict(snapshots))
 
 
 def _transformed(text: str | SpfError, transform: Callable[[str], str]) -> str | SpfError:

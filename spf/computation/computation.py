@@ -68,6 +68,44 @@ class Computation:
         self._memo = Memo()
         self._distribution: Distribution | None = None
 
+    # --- copies (``clone`` is the documented way; these keep ``copy``/``pickle`` honest)
+    _TRACE_STATE = "__spf_trace__"
+    _LOG_STATE = "__spf_checkpoints__"
+
+    def __copy__(self) -> Computation:
+        """An independent copy (``copy.copy``): a shallow copy would share the statements,
+        data spaces and layout with this computation, so that changing one changed both."""
+        if type(self) is Computation:
+            return self.clone()
+        import copy
+
+        return copy.deepcopy(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The attributes, and the trace of scheduling commands and the history's snapshots,
+        which spf keeps beside the object (``pickle``, ``copy.deepcopy``); remembered results
+        stay behind."""
+        from spf.computation.checkpoints import saved_log
+        from spf.schedule.trace import trace_of
+
+        state = dict(self.__dict__)
+        if "_memo" in state:
+            state["_memo"] = Memo()
+        state[self._TRACE_STATE] = trace_of(self).entries
+        state[self._LOG_STATE] = saved_log(self)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from spf.computation.checkpoints import restore_log
+        from spf.schedule.trace import Trace, set_trace
+
+        state = dict(state)
+        entries = state.pop(self._TRACE_STATE, ())
+        log = state.pop(self._LOG_STATE, {})
+        self.__dict__.update(state)
+        set_trace(self, Trace(entries))
+        restore_log(self, log)
+
     @property
     def version(self) -> int:
         """A number that grows with every change to the computation (a declaration, a

@@ -158,7 +158,10 @@ class Einsum(Computation):
         return comp
 
     def __getattr__(self, attr: str) -> Any:
-        # only reached for what is not set yet: the Computation's state before it is built
+        # only reached for what is not set yet: the Computation's state before it is built;
+        # a protocol's look-up (copy's ``__deepcopy__``) is no use of it
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
         if self.__dict__.pop("_pending", False):
             self._build()
             return getattr(self, attr)

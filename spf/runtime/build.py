@@ -187,17 +187,25 @@ def build(
         atomic_write(entry.source, source)
         tmp_lib = entry.temp_path(".so")
     except OSError as err:
-        raise CompileError(
-            f"cannot write to the spf cache directory {root}: {err}; "
-            f"pass cache_dir=... or set $SPF_CACHE_DIR to a writable directory"
-        ) from None
+        raise _unwritable(root, err) from None
     cmd = [*argv, *flags, "-o", str(tmp_lib), str(entry.source), "-lm"]
     try:
         stderr = _run_compiler(cmd, name, entry)
-        entry.install(tmp_lib)
+        try:
+            entry.install(tmp_lib)
+        except OSError as err:  # a full disk, the directory removed meanwhile
+            raise _unwritable(root, err) from None
     finally:
         remove_quietly(tmp_lib)
     return BuildResult(entry.library, canonical, entry.source, stderr, False)
+
+
+def _unwritable(root: Path, err: OSError) -> CompileError:
+    """The error of a cache directory that a build cannot write its files to."""
+    return CompileError(
+        f"cannot write to the spf cache directory {root}: {err}; "
+        f"pass cache_dir=... or set $SPF_CACHE_DIR to a writable directory"
+    )
 
 
 def _run_compiler(cmd: list[str], name: str, entry: CacheEntry) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 from spf._cachedir import CACHE_ENV as CACHE_ENV
 from spf._cachedir import default_cache_dir as default_cache_dir
 from spf._version import __version__
+from spf.errors import ArgumentError
 
 
 def spf_version() -> str:
@@ -35,8 +36,22 @@ def spf_version() -> str:
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None) -> Path:
-    """The cache directory to use: the argument, else :func:`default_cache_dir`."""
-    return Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    """The cache directory to use: the argument, else :func:`default_cache_dir`;
+    :class:`~spf.errors.ArgumentError` for an argument that is not a directory path (another
+    type, or an empty string, which would be the current directory)."""
+    if cache_dir is None:
+        return default_cache_dir()
+    try:
+        text = os.fspath(cache_dir) if not isinstance(cache_dir, bytes) else None
+    except TypeError:
+        text = None
+    if not isinstance(text, str) or not text:
+        raise ArgumentError(
+            f"cache_dir must be a directory path (a str or os.PathLike), got "
+            f"{type(cache_dir).__name__} {cache_dir!r}; pass None for $SPF_CACHE_DIR or "
+            "~/.cache/spf"
+        )
+    return Path(text).expanduser()
 
 
 @functools.cache

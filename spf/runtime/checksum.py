@@ -70,6 +70,17 @@ _POOL_LOCK = threading.Lock()
 _SCOPE = threading.local()
 
 
+def _forked() -> None:
+    # a forked child has none of the parent's threads: the parent's pool would queue jobs
+    # no thread runs (and its lock may have been held by one of them)
+    global _POOL_LOCK
+    _POOL.clear()
+    _POOL_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def _pool() -> ThreadPoolExecutor:
     with _POOL_LOCK:
         if not _POOL:

@@ -30,7 +30,11 @@ _GENERATED: dict[str, TranslationUnit] = {}
 compile skips dependence analysis and scanning (the IR holds schedules and tags). On disk
 each is its record (:meth:`~spf.codegen.unit.TranslationUnit.to_data`) with a ``.sha256``
 digest beside it; one that does not match or does not parse (an older spf wrote only the
-source, as ``<key>.c``) is generated again."""
+source, as ``<key>.c``) is generated again. The last :data:`GENERATED_KEPT` stay in memory
+(a process that compiles many states, a tuner's candidates, would keep them all)."""
+GENERATED_KEPT = 256
+"""Generated units :data:`_GENERATED` keeps (the oldest entered is dropped first: it is read
+from the disk cache again when asked for)."""
 
 
 def _generated_path(key: str, cache_dir: str | None) -> Path:
@@ -144,6 +148,7 @@ def compile_kernel(
 
     if target == "c" and options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    _check_cache_dir(cache_dir)
     cflags = optimisation_flags(cflags)
     flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
     got = _generate(ir, target, name, check, **flags, **options)
@@ -164,6 +169,15 @@ def compile_kernel(
         _remember(got, kernel, got.unit.source, cache_dir=cache_dir)
         return kernel
     return _build_one(got, flags)
+
+
+def _check_cache_dir(cache_dir: object) -> None:
+    """``cache_dir`` refused before any analysis when it is not a directory path (the warm
+    look-ups would read a bad one as a miss, and only the build would say so)."""
+    if cache_dir is not None:
+        from spf.runtime.cache import resolve_cache_dir
+
+        resolve_cache_dir(cache_dir)  # type: ignore[arg-type]
 
 
 def _build_one(got: _Generated, flags: dict[str, Any]) -> Kernel:
@@ -282,6 +296,7 @@ def compile_units_deferring(
     which a first call that plans the loop serial never runs."""
     if options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    _check_cache_dir(cache_dir)
     groups = [(u, optimisation_flags(cflags, u.kind, light_flags)) for u in units if u.kernels]
     built: list[_Unit] = []
     later: list[DeferredUnit] = []
@@ -459,7 +474,10 @@ def _generate(
     if unit is None:
         unit, preconditions = generate(ir, target, fname, check, **printing)
         _write_generated(key, unit, cache_dir)
-    _GENERATED[key] = unit
+    if key not in _GENERATED:
+        while _GENERATED and len(_GENERATED) >= GENERATED_KEPT:
+            del _GENERATED[next(iter(_GENERATED))]
+        _GENERATED[key] = unit
     if preconditions is None:
         preconditions = bounds_preconditions(ir, check)
     warn_preconditions(ir.name, preconditions)

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, SupportsIndex
 
 import cffi
 import numpy as np
@@ -318,6 +318,22 @@ class Kernel:
         processes left free at that call (:mod:`spf.runtime.threads`); 1 for a kernel with no
         parallel region (or built with ``openmp=False``); ``None`` before the first call."""
         return self._last_threads
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        """A loaded library cannot travel to another process (``pickle``, a
+        ``multiprocessing`` argument) nor be copied deeply: refused with what to do."""
+        raise ArgumentError(
+            f"kernel {self.name!r} cannot be pickled or deep-copied: it is a shared library "
+            "loaded in this process; pickle the computation or its IR (comp.ir) instead and "
+            "compile it in the other process (a compile of a state compiled before loads its "
+            "cached library without analysis), or use copy.copy for a kernel sharing this one"
+        )
+
+    def __copy__(self) -> Kernel:
+        """A kernel sharing this one's library and remembered checks (``copy.copy``)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
 
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         """Run the function on arrays bound by name; outputs are written in place.

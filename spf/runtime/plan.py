@@ -500,7 +500,7 @@ def fingerprint(
         if isinstance(value, np.ndarray):
             out.append((name, _dtype_name(value.dtype), tuple(value.shape), next(crcs)))
         else:
-            out.append((name, "value", (), zlib.crc32(str(value).encode())))
+            out.append((name, "value", (), value_checksum(value)))
     return tuple(out)
 
 
@@ -2268,12 +2268,21 @@ def _expected(plan: Plan) -> Expected:
     return got
 
 
+def value_checksum(value: object) -> int:
+    """What a fingerprint records of a parameter's value: an integer (every symbolic
+    constant) itself, anything else the CRC-32 of its text. Not an integer's CRC-32: values
+    whose texts share it (51924 and 14797705) would let a plan pass for other parameters."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    return zlib.crc32(str(value).encode())
+
+
 @functools.lru_cache(maxsize=1024, typed=True)
 def _value_crc(value: object) -> int:
-    """The checksum a fingerprint records of a parameter's value, remembered by value: a
-    call with a plan compares its parameters' (``N``, ``NNZ``) at every call, which cost a
-    few microseconds of a small matrix's call."""
-    return zlib.crc32(str(value).encode())
+    """:func:`value_checksum`, remembered by value: a call with a plan compares its
+    parameters' (``N``, ``NNZ``) at every call, which cost a few microseconds of a small
+    matrix's call."""
+    return value_checksum(value)
 
 
 def _differing_args(expected: Expected, args: Mapping[str, object], contents: bool) -> str | None:
@@ -2294,7 +2303,7 @@ def _differing_args(expected: Expected, args: Mapping[str, object], contents: bo
             try:
                 now = _value_crc(value)
             except TypeError:  # unhashable: checksummed as it is
-                now = zlib.crc32(str(value).encode())
+                now = value_checksum(value)
             if now != crc:
                 return name
     if hashed:

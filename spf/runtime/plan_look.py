@@ -621,6 +621,15 @@ _BUILDING: list[Future[Built | None]] = []
 _FFI: list[cffi.FFI] = []
 
 
+def _forked() -> None:
+    # a build running on the parent's worker thread never finishes in a forked child
+    if _BUILDING and not _BUILDING[0].done():
+        _BUILDING.clear()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def looker(wait: bool = False) -> Looker | None:
     """The compiled look helper, or None: while it is being built (on spf's worker thread,
     started by the first call, so that no call waits for the compiler; ``wait=True``

@@ -220,9 +220,16 @@ class ThreadGovernor:
         self._runnable = 0.0
         self.reading: Reading | None = None
         """The last measurement (None before the first)."""
+        self.forked = False
+        """This process was forked from one that had loaded libgomp (and may have run
+        parallel regions): libgomp's threads did not come along, so every call runs on one
+        thread (more would wait for threads that do not exist)."""
 
     def cap(self) -> int:
-        """0 when a call may use every thread OpenMP gives it, else the most it should use."""
+        """0 when a call may use every thread OpenMP gives it, else the most it should use
+        (1 in a process forked after spf loaded libgomp: :attr:`forked`)."""
+        if self.forked:
+            return 1
         if not self.enabled:
             return 0
         now = time.monotonic()
@@ -289,6 +296,10 @@ def _forked() -> None:
     # must not take the parent's as its previous one
     GOVERNOR._last = None
     GOVERNOR._next = 0.0
+    if _GOMP:
+        # libgomp's worker threads stay in the parent, but its state says they exist: a
+        # parallel region of more than one thread in the child waits for them forever
+        GOVERNOR.forked = True
 
 
 os.register_at_fork(after_in_child=_forked)

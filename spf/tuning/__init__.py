@@ -33,6 +33,8 @@ from spf.tuning.result import Trial, TuneResult
 from spf.tuning.space import default_space
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from spf.computation.computation import Computation
     from spf.tuning.space import Space
 
@@ -98,7 +100,17 @@ def tune(
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "history": [t.to_data() for t in res.history],
     }
-    path = records.save(name, record)
+    try:
+        path: Path | None = records.save(name, record)
+    except OSError as err:  # a read-only or full cache: the result stands, unrecorded
+        from spf.progress import LOGGER
+
+        LOGGER.warning(
+            "tune: the result is not recorded (%s); a later tune(reuse=True) searches again: "
+            "set $SPF_CACHE_DIR to a writable directory to keep records",
+            err,
+        )
+        path = None
     return TuneResult(**{**_fields(res), "record": path})
 
 

@@ -139,11 +139,16 @@ def load(name: str, cache_dir: str | os.PathLike[str] | None = None) -> dict[str
 def save(
     name: str, record: dict[str, Any], cache_dir: str | os.PathLike[str] | None = None
 ) -> Path:
-    """Write the record atomically (a concurrent reader sees the old or the new file)."""
+    """Write the record atomically (a concurrent reader sees the old or the new file);
+    ``OSError`` where it cannot be written (the caller keeps its result unrecorded)."""
     folder = directory(cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
     tmp = folder / f".{name}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps({"format": VERSION, **record}, indent=2, default=str) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps({"format": VERSION, **record}, indent=2, default=str) + "\n")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk: no partial file left behind
+        raise
     return path

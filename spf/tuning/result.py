@@ -66,7 +66,8 @@ class TuneResult:
     ``history``: every candidate considered, in order (:class:`Trial`); ``threads``: the
     OpenMP thread count the chosen schedule was timed with (None: OpenMP's default);
     ``reused``: the result came from a record (nothing was measured); ``record``: the
-    record's path (None when ``interrupted``); ``interrupted``: the search was stopped by
+    record's path (None when ``interrupted``, or when the cache could not be written: a
+    warning says so); ``interrupted``: the search was stopped by
     Ctrl-C (``KeyboardInterrupt``): the best candidate measured until then, its ``time``
     the search's estimate (no final timing), and no record written."""
 

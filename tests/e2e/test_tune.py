@@ -422,3 +422,21 @@ def test_remembered_searches_key_candidates_by_what_they_apply_and_sizes_by_valu
     assert key(comp, {}, space)[0] != first
     assert arg_shapes({"N": np.int64(64)}) != arg_shapes({"N": np.int64(4096)})
     assert arg_shapes({"N": np.int64(64)}) == {"N": 64}
+
+
+def test_a_record_that_cannot_be_written_keeps_the_result(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The records' folder cannot be made (a file where it should be; a full disk or a
+    read-only cache alike): the search's result is returned, not recorded, with a warning,
+    rather than lost to a raw OSError."""
+    blocked = tmp_path / "a_file"
+    blocked.write_text("not a folder\n")
+    monkeypatch.setattr(records, "directory", lambda cache_dir=None: blocked / "tune")
+    args = spf.sparse.csr_args(sp.csr_array((0, 5)))
+    args.update(y=np.zeros(0), x=np.zeros(5))
+    with caplog.at_level("WARNING", logger="spf"):
+        res = spf.tune(kernels.spmv_csr(), args, budget=10.0, seed=0, reuse=False, max_trials=1)
+    assert res.record is None
+    assert "not recorded" in caplog.text
+    assert _run(res.comp, args, "y").shape == (0,)

@@ -4,6 +4,7 @@ the user touched takes the ordinary path."""
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
@@ -232,3 +233,20 @@ def test_a_kernel_remembered_by_another_interpreter_checks_its_facts(tmp_path: P
     col[[first, first + 1]] = col[[first + 1, first]]
     with pytest.raises(spf.ArgumentError, match=r"A_col\(k1\) < A_col\(k2\)"):
         kernel(**{**args, "A_col": col})
+
+
+@pytest.mark.parametrize("make", [copy.copy, copy.deepcopy], ids=["copy", "deepcopy"])
+def test_a_copied_einsum_stays_untouched(cache: Path, make: Any) -> None:
+    """Copying an einsum never used builds neither it nor the copy (``copy`` looks up
+    ``__deepcopy__`` on the object): both still load the remembered kernel."""
+    comp = spf.einsum(SPMV, A=CSR)
+    other = make(comp)
+    assert "_pending" in comp.__dict__
+    assert "_pending" in other.__dict__
+    loads = remembered.LOADS
+    kernel = other.compile(cache_dir=str(cache))
+    assert remembered.LOADS - loads == 1
+    a = _csr(3)
+    y = np.zeros(7)
+    kernel(y=y, x=np.arange(5.0), **spf.sparse.csr_args(a, prefix="A_"))
+    assert np.allclose(y, a @ np.arange(5.0))

@@ -172,3 +172,63 @@ def test_changed_spf_sources_generate_again(
     _works(_compile(tmp_path))
     after = sorted((tmp_path / "generated").rglob("*.json"))
     assert len(after) == len(before) + 1
+
+
+def test_a_full_cache_directory_is_a_compile_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library built, recording it fails (a full disk: ENOSPC while writing its digest):
+    a CompileError naming the cache directory, no raw OSError and no temporary file left;
+    the next build, with space again, builds and loads it."""
+    from spf.runtime.build import build
+
+    source = "int spf_full_disk(void) { return 7; }\n"
+
+    def full(self: object, built: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(spf.runtime.cache.CacheEntry, "install", full)
+        with pytest.raises(spf.CompileError, match=r"cache directory .*No space left"):
+            build(source, name="full_disk", openmp=False, cache_dir=tmp_path)
+    assert not [p for p in tmp_path.rglob(".*") if p.is_file()]
+    again = build(source, name="full_disk", openmp=False, cache_dir=tmp_path)
+    assert not again.cached
+    assert again.path.exists()
+
+
+def test_generated_units_kept_in_memory_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process compiling many states keeps the last GENERATED_KEPT units in memory; an
+    older one comes back from the disk cache, and its kernel computes the same."""
+    import spf.runtime.compile as compile_module
+
+    monkeypatch.setattr(compile_module, "_GENERATED", {})
+    monkeypatch.setattr(compile_module, "GENERATED_KEPT", 2)
+
+    def scaled(k: int) -> spf.Computation:
+        comp = spf.Computation(f"kept{k}")
+        comp.add_data_space("x", "double", shape=("N",))
+        comp.add_data_space("y", "double", shape=("N",))
+        comp.add_stmt(spf.Stmt(f"$y$(i) = {k} * $x$(i);", "{[i]: 0 <= i < N}"))
+        return comp
+
+    for k in (1, 2, 3, 1):
+        kernel = scaled(k).compile(openmp=False, cache_dir=tmp_path)
+        x, y = np.arange(4.0), np.zeros(4)
+        kernel(x=x, y=y)
+        np.testing.assert_array_equal(y, k * x)
+        assert len(compile_module._GENERATED) <= 2
+
+
+@pytest.mark.parametrize("bad", [123, b"/tmp/spf", ["cache"], ""], ids=repr)
+def test_a_cache_dir_that_is_not_a_directory_path_is_refused(bad: object) -> None:
+    """``cache_dir`` must name a directory: another type is an ArgumentError naming it (not
+    pathlib's TypeError), and an empty string is refused rather than read as the current
+    directory (``$SPF_CACHE_DIR=""`` means the default; pass None for that)."""
+    comp = spf.kernels.dense_mv()
+    with pytest.raises(spf.ArgumentError, match="cache_dir"):
+        comp.compile(openmp=False, cache_dir=bad)  # type: ignore[arg-type]
+    with pytest.raises(spf.ArgumentError, match="cache_dir"):
+        spf.runtime.build_c("int f(void) { return 1; }\n", name="f", cache_dir=bad)  # type: ignore[arg-type]

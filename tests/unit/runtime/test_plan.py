@@ -44,3 +44,19 @@ def test_a_call_without_contents_compares_sizes_and_dtypes() -> None:
     other_n = fingerprint({"x": a, "N": 11}, ("N", "x"), contents=False)
     assert differing(inspected, other_n) == "N"
     assert differing(inspected, fingerprint({"x": a.astype(np.int32), "N": 10}, ("N", "x"))) == "x"
+
+
+def test_parameter_values_are_compared_exactly() -> None:
+    """51924 and 14797705 print to texts of one CRC-32: a plan inspected for one is refused
+    for the other (by the call's comparison too)."""
+    import zlib
+
+    from spf.runtime.plan import _differing_args
+
+    assert zlib.crc32(b"51924") == zlib.crc32(b"14797705")
+    inspected = fingerprint({"N": 51924}, ("N",))
+    assert differing(inspected, fingerprint({"N": 14797705}, ("N",))) == "N"
+    assert differing(inspected, fingerprint({"N": np.int64(51924)}, ("N",))) is None
+    expected = tuple((name, None, shape, crc) for name, _, shape, crc in inspected)
+    assert _differing_args(expected, {"N": 14797705}, True) == "N"
+    assert _differing_args(expected, {"N": np.int32(51924)}, True) is None
