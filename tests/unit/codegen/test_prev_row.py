@@ -52,7 +52,13 @@ def test_a_solve_keeps_the_row_it_stored_for_the_next() -> None:
     assert f"int64_t {PREV}_at0 = INT64_MIN;" in body  # no row stored yet
     keep = f"x(i) = {NAME};\n        {PREV} = {NAME};\n        {PREV}_at0 = i;"
     assert keep in body
-    assert f"(col_k == {PREV}_at0 ? {PREV} : x(col_k))" in body
+    # the row's entries but its last read memory; the last (a sorted row's column i - 1)
+    # reads the local when it is the row before
+    most, last = body.split("const int64_t k = spf_end_k - 1;")
+    assert "for (int64_t k = spf_first_k; k < spf_end_k - 1; k++)" in most
+    assert "spf_row -= A(k) * x(col_k);" in most
+    assert PREV not in most[most.index("for (int64_t k") :]
+    assert f"spf_row -= A(k) * (col_k == {PREV}_at0 ? {PREV} : x(col_k));" in last
 
 
 def test_a_loop_in_a_parallel_region_reads_memory() -> None:
