@@ -39,7 +39,13 @@ from spf.codegen.reductions import (
     reduction_loops,
 )
 from spf.codegen.register_tile import tile_cells
-from spf.codegen.row_scalar import RowScalar, touches
+from spf.codegen.row_scalar import (
+    RowScalar,
+    prev_keep_lines,
+    prev_open_lines,
+    reads_elsewhere,
+    touches,
+)
 from spf.codegen.row_scalar import call_lines as row_lines
 from spf.codegen.row_scalar import find as find_row
 from spf.errors import CodegenError, InternalError
@@ -144,6 +150,8 @@ class CPrinter:
         self._fact_values: dict[BoundKey, str] = {}  # UF values bound in scope (fact checks)
         self._fact_flags = False  # fact checks set bits of spf_facts (no parallel region)
         self._row: RowScalar | None = None  # the element kept in spf_row (row_scalar)
+        self._prev: RowScalar | None = None  # the row the loop being printed keeps spf_prev of
+        self._row_prev = False  # spf_row's region reads spf_prev (row_scalar.prev_open_lines)
         self._blocks: RowBlocks | None = None  # row loop run in pre-checked blocks
         self._pairs: RowPairs | None = None  # row loop whose reads test their pairs
         self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
@@ -170,6 +178,12 @@ class CPrinter:
     """Keep an element a loop body writes again and again in a local
     (:mod:`spf.codegen.row_scalar`); printers of other targets leave their loops as
     written."""
+
+    prev_rows = True
+    """In a loop outside any parallel region whose body keeps a row scalar and reads its
+    data space elsewhere (a solve's ``x(col(k))``), keep the element each iteration stored
+    in a local too, and read it from there when a later iteration's read lands on it
+    (:func:`spf.codegen.row_scalar.prev_open_lines`)."""
 
     arg_checks = False
     """Also print the checked function (:mod:`spf.codegen.arg_checks`) when the kernel reads
@@ -608,22 +622,42 @@ class CPrinter:
         """Print ``n``, the body of a loop, a bind or a branch, with the element its
         statements keep writing held in a local when there is one
         (:mod:`spf.codegen.row_scalar`)."""
-        row = None
-        if self.row_scalars and self._row is None and self._acc is None and self._tile is None:
-            row = None if self._reducing is not None else find_row(self.p, self.macros, n)
+        row = self._row_of(n)
         if row is None:
             self.node(n)
             return
+        prev, self._prev = self._prev is not None and row == self._prev, None
         with self.out.braces():
             for line in row.open_lines():
                 self.out.line(line)
-            self._row = row
+            self._row, self._row_prev = row, prev
             try:
                 self.node(n)
             finally:
-                self._row = None
+                self._row, self._row_prev = None, False
             for line in row.close_lines():
                 self.out.line(line)
+            for line in prev_keep_lines(row) if prev else ():
+                self.out.line(line)
+
+    def _row_of(self, n: Node) -> RowScalar | None:
+        """The row scalar of region ``n`` (:func:`spf.codegen.row_scalar.find`), or None."""
+        if not self.row_scalars or self._row is not None or self._acc is not None:
+            return None
+        if self._tile is not None or self._reducing is not None:
+            return None
+        return find_row(self.p, self.macros, n)
+
+    def _prev_of(self, n: For) -> RowScalar | None:
+        """The row scalar of loop ``n``'s body when the loop keeps the element each
+        iteration stored (:attr:`prev_rows`): an untagged loop outside any parallel region
+        and simd loop, whose body reads the row's data space elsewhere; else None."""
+        if not self.prev_rows or n.tags or self.out.parallel or self._simd is not None:
+            return None
+        row = self._row_of(n.body)
+        if row is None or not reads_elsewhere(row, self.macros, n.body):
+            return None
+        return row
 
     def _bind(self, n: Bind) -> None:
         """``const int64_t var = uf(args);`` (once per block), then its scope, where the
@@ -670,7 +704,7 @@ class CPrinter:
         elif self._reducing == "atomic":
             atomic_call(self, n)
         elif self._row is not None and touches(self.macros[n.stmt], self._row.space):
-            for line in row_lines(self._row, self.macros[n.stmt], n):
+            for line in row_lines(self._row, self.macros[n.stmt], n, self._row_prev):
                 self.out.line(line)
         elif self._acc == n.stmt:
             red = self.macros[n.stmt].reduction
@@ -921,6 +955,49 @@ class CPrinter:
         """The ``for`` statement of ``n`` and its body, without a pragma (``simd``: the
         enclosing vector loop inside the body)."""
         simd = simd or self._simd
+        end = _peel_end(n) if self._row_prev and simd is None else None
+        if end is not None:  # only the last iteration's reads read the row before's local
+            self._peeled(n, end)
+            return
+        prev = self._prev_of(n) if simd is None else None
+        if prev is None:
+            self._loop_text(n, simd, None)
+            return
+        with self.out.braces():  # the element the previous iteration stored, in a local
+            for line in prev_open_lines(prev):
+                self.out.line(line)
+            self._loop_text(n, simd, prev)
+
+    def _peeled(self, n: For, end: Expr) -> None:
+        """Loop ``n`` (``var < end``, step 1) inside a region whose reads may read the
+        previous iteration's element from ``spf_prev``: its last iteration tests its reads,
+        the others read memory. In a lower solve's sorted row (rows in increasing order) the
+        column before the row's own is the last entry left of the diagonal: one compare a
+        row, where a compare an entry cost loops whose rows never read the row before up to
+        13% (Gauss-Seidel's on bayer10) and gave the solves no more. Reading memory is
+        always right: the local only saves the wait on the store. (An upper solve's rows run
+        last first, and the row before is its first entry right of the diagonal: tested at
+        each entry's read or at the first as well, it did not pay on the lower solves.)"""
+        first, last = f"spf_first_{n.var}", f"spf_end_{n.var}"
+        with self.out.braces():
+            self.out.line(f"const int64_t {first} = {expr(n.init)};")
+            self.out.line(f"const int64_t {last} = {expr(end)};")
+            self.out.line(f"if ({first} < {last})")
+            with self.out.braces():
+                cond = Op("<", (Var(n.var), Op("-", (Var(last), Int(1)))))
+                most = replace(n, init=Var(first), cond=cond)
+                self._row_prev = False
+                try:
+                    self._loop_text(most, None, None)
+                finally:
+                    self._row_prev = True
+                with self.out.braces():
+                    self.out.line(f"const int64_t {n.var} = {last} - 1;")
+                    self.node(n.body)
+
+    def _loop_text(self, n: For, simd: str | None, prev: RowScalar | None) -> None:
+        """The ``for`` statement of ``n`` and its body (:meth:`loop_only`); ``prev``: the
+        row scalar whose element the loop keeps in ``spf_prev``."""
         step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
         self.out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
         outer, self._simd = self._simd, simd
@@ -934,7 +1011,11 @@ class CPrinter:
                     self._workspace_bases()  # each thread's own copy
                     self._fault_scope(lambda: self._region(n.body))
                 else:
-                    self._region(n.body)
+                    self._prev = prev
+                    try:
+                        self._region(n.body)
+                    finally:
+                        self._prev = None
         finally:
             self._simd = outer
 
@@ -1061,6 +1142,17 @@ def eval_product(extents: tuple[str, ...]) -> int:
     for e in extents:
         out *= int(e)
     return out
+
+
+def _peel_end(n: For) -> Expr | None:
+    """``E`` when loop ``n`` runs ``var`` from its start while ``var < E`` by steps of one,
+    ``E`` free of ``var``, untagged; else None."""
+    c = n.cond
+    if n.tags or n.step != 1 or not isinstance(c, Op) or c.op != "<" or len(c.args) != 2:
+        return None
+    if c.args[0] != Var(n.var) or n.var in set(expr_vars(c.args[1])):
+        return None
+    return c.args[1]
 
 
 def _target_varies(macro: StmtMacro, call: Call, names: set[str]) -> bool:

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 NAME = "spf_row"
 """The local's name (``spf_`` names are reserved: :func:`spf.clang.reserved_reason`)."""
 
+PREV = "spf_prev"
+"""The local that holds the element the loop's previous iteration stored (:func:`prev_open_lines`),
+``PREV_at0``, ``PREV_at1``, ... its index."""
+
 _OPS = frozenset({"=", "+=", "-=", "*=", "/="})
 
 
@@ -62,6 +66,52 @@ class RowScalar:
 
     def close_lines(self) -> list[str]:
         return [f"{cx.to_c(self.element())} = {NAME};"]
+
+
+def prev_open_lines(row: RowScalar) -> list[str]:
+    """Before a loop whose body keeps ``row``: the local that will hold the element the
+    previous iteration stored, and its index, none yet (``INT64_MIN``: no array index)."""
+    at = [f"int64_t {PREV}_at{d} = INT64_MIN;" for d in range(len(row.index))]
+    return [f"{row.ctype} {PREV} = 0;", *at]
+
+
+def prev_keep_lines(row: RowScalar) -> list[str]:
+    """At the end of an iteration, after the element is stored: what it stored, where."""
+    at = [f"{PREV}_at{d} = {cx.to_c(e)};" for d, e in enumerate(row.index)]
+    return [f"{PREV} = {NAME};", *at]
+
+
+def reads_elsewhere(row: RowScalar, macros: dict[str, StmtMacro], region: Node) -> bool:
+    """Whether a statement of ``region`` reads ``row``'s data space at an index other than
+    the element's (a solve's ``x(col(k))``): only then does the previous iteration's value
+    have a read to serve."""
+    for n in walk_calls(region):
+        macro = macros[n.stmt]
+        if not touches(macro, row.space):
+            continue
+        for s in expanded(macro, n):
+            if not isinstance(s, cx.Assign):
+                return False
+            value = [s.value, *_indices(s.target)]
+            if any(a.space == row.space and a.indices != row.index
+                   for e in value for a in _accesses(e)):  # fmt: skip
+                return True
+    return False
+
+
+def walk_calls(n: Node) -> Iterator[Call]:
+    """The statement calls in ``n``, in order."""
+    if isinstance(n, Block):
+        for item in n.items:
+            yield from walk_calls(item)
+    elif isinstance(n, (Bind, For)):
+        yield from walk_calls(n.body)
+    elif isinstance(n, If):
+        yield from walk_calls(n.then)
+        if n.orelse is not None:
+            yield from walk_calls(n.orelse)
+    elif isinstance(n, Call):
+        yield n
 
 
 def expanded(macro: StmtMacro, call: Call) -> tuple[cx.Stmt, ...]:
@@ -237,16 +287,17 @@ def _accesses(e: cx.Expr) -> Iterator[cx.Access]:
             yield n
 
 
-def call_lines(row: RowScalar, macro: StmtMacro, call: Call) -> list[str]:
+def call_lines(row: RowScalar, macro: StmtMacro, call: Call, prev: bool = False) -> list[str]:
     """The statement at ``call`` with ``row``'s element read and written as the local; a
     read of the data space elsewhere that may land on the element reads the local there
-    (:func:`_replace`)."""
+    (:func:`_replace`), and, with ``prev`` (the loop keeps :data:`PREV`), one that lands on
+    the element the previous iteration stored reads :data:`PREV`."""
     apart = _apart(row, macro, call)
     out: list[str] = []
     for s in expanded(macro, call):
         assert isinstance(s, cx.Assign)
-        value = _replace(s.value, row, apart)
-        target = _replace(s.target, row, apart)
+        value = _replace(s.value, row, apart, prev)
+        target = _replace(s.target, row, apart, False)
         out += cx.stmt_lines((cx.Assign(target, s.op, value),))
     return out
 
@@ -268,36 +319,49 @@ def _apart(row: RowScalar, macro: StmtMacro, call: Call) -> set[tuple[cx.Expr, .
     return out
 
 
-def _replace(e: cx.Expr, row: RowScalar, apart: set[tuple[cx.Expr, ...]]) -> cx.Expr:
+def _same(indices: tuple[cx.Expr, ...], other: tuple[cx.Expr, ...]) -> cx.Expr:
+    """``indices == other``, component by component."""
+    same = [cx.Binary("==", a, b) for a, b in zip(indices, other, strict=True)]
+    cond = same[0]
+    for extra in same[1:]:
+        cond = cx.Binary("&&", cond, extra)
+    return cond
+
+
+def _replace(e: cx.Expr, row: RowScalar, apart: set[tuple[cx.Expr, ...]], prev: bool) -> cx.Expr:
     """``e`` with ``row``'s element as the local, and each other read of the data space
     ``D(J)`` as ``J == I ? spf_row : D(J)`` (what memory would hold there: the region
     writes ``D`` at ``I`` alone), unless the statement's facts keep ``J`` from ``I``
-    (``apart``)."""
+    (``apart``). With ``prev``, ``D(J)`` itself is read as ``J == spf_prev_at ? spf_prev :
+    D(J)``: the value the loop's previous iteration stored there, from a register rather
+    than through a store-to-load forward (a solve's chain of rows, each waiting on the
+    row before: :func:`prev_open_lines`)."""
     if isinstance(e, cx.Access):
-        indices = tuple(_replace(i, row, apart) for i in e.indices)
-        out = cx.Access(e.space, indices, e.macro)
+        indices = tuple(_replace(i, row, apart, prev) for i in e.indices)
+        out: cx.Expr = cx.Access(e.space, indices, e.macro)
         if e.space != row.space:
             return out
         if indices == row.index:
             return cx.Name(NAME)
+        if prev:
+            at = tuple(cx.Name(f"{PREV}_at{d}") for d in range(len(indices)))
+            out = cx.Ternary(_same(indices, at), cx.Name(PREV), out)
         if indices in apart:
             return out
-        same = [cx.Binary("==", a, b) for a, b in zip(indices, row.index, strict=True)]
-        cond = same[0]
-        for extra in same[1:]:
-            cond = cx.Binary("&&", cond, extra)
-        expect = cx.Call("__builtin_expect", (cond, cx.Num("0")))
+        expect = cx.Call("__builtin_expect", (_same(indices, row.index), cx.Num("0")))
         return cx.Ternary(expect, cx.Name(NAME), out)
     if isinstance(e, cx.Call):
-        return cx.Call(e.func, tuple(_replace(a, row, apart) for a in e.args))
+        return cx.Call(e.func, tuple(_replace(a, row, apart, prev) for a in e.args))
     if isinstance(e, cx.Index):
-        return cx.Index(_replace(e.base, row, apart), _replace(e.index, row, apart))
+        return cx.Index(_replace(e.base, row, apart, prev), _replace(e.index, row, apart, prev))
     if isinstance(e, cx.Unary):
-        return cx.Unary(e.op, _replace(e.operand, row, apart))
+        return cx.Unary(e.op, _replace(e.operand, row, apart, prev))
     if isinstance(e, cx.Cast):
-        return cx.Cast(e.ctype, _replace(e.operand, row, apart))
+        return cx.Cast(e.ctype, _replace(e.operand, row, apart, prev))
     if isinstance(e, cx.Binary):
-        return cx.Binary(e.op, _replace(e.left, row, apart), _replace(e.right, row, apart))
+        return cx.Binary(
+            e.op, _replace(e.left, row, apart, prev), _replace(e.right, row, apart, prev)
+        )
     if isinstance(e, cx.Ternary):
-        return cx.Ternary(*(_replace(x, row, apart) for x in (e.cond, e.then, e.other)))
+        return cx.Ternary(*(_replace(x, row, apart, prev) for x in (e.cond, e.then, e.other)))
     return e

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 import spf
 from spf import kernels
-from spf.codegen.row_scalar import NAME
+from spf.codegen.row_scalar import NAME, PREV
 
 
 def _solve_in_order(
@@ -42,7 +42,8 @@ def test_the_row_lives_in_a_local_with_one_store() -> None:
     body = code[code.index("void sptrsv_csr(") :]
     assert f"double {NAME};" in body
     assert f"{NAME} = f(i);" in body
-    read = f"(__builtin_expect(col_k == i, 0) ? {NAME} : u(col_k))"
+    prev = f"col_k == {PREV}_at0 ? {PREV} : u(col_k)"  # the row before, from a local
+    read = f"(__builtin_expect(col_k == i, 0) ? {NAME} : {prev})"
     assert f"{NAME} -= L(k) * {read};" in body
     assert f"u(i) = {NAME};" in body
     assert "s1(" not in body  # no update of u(i) in memory per entry
@@ -105,11 +106,12 @@ def test_reads_the_facts_keep_apart_store_nothing_before_them() -> None:
     body = kernels.trsv_diag_csr().codegen()
     body = body[body.index("void trsv_lower_csr(") :]
     body = body[: body.index("\n}\n")]
-    assert f"{NAME} -= A(k) * x(col_k);" in body
+    assert f"{NAME} -= A(k) * (col_k == {PREV}_at0 ? {PREV} : x(col_k));" in body
     assert "__builtin_expect" not in body
     solve = kernels.sptrsv_csr().codegen()
     solve = solve[solve.index("void sptrsv_csr(") :]
-    assert f"{NAME} -= L(k) * u(col_k);" in solve[: solve.index("\n}\n")]
+    read = f"(col_k == {PREV}_at0 ? {PREV} : u(col_k))"
+    assert f"{NAME} -= L(k) * {read};" in solve[: solve.index("\n}\n")]
     assert "__builtin_expect" not in solve[: solve.index("\n}\n")]
     gs = kernels.gauss_seidel_csr().codegen()
     gs = gs[gs.index("void gauss_seidel_csr(") :]

@@ -25,20 +25,38 @@ void sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32
   (void)u;
   (void)L;
   (void)f;
-  for (int64_t i = 0; i < N; i++)
   {
+    double spf_prev = 0;
+    int64_t spf_prev_at0 = INT64_MIN;
+    for (int64_t i = 0; i < N; i++)
     {
-      double spf_row;
-      spf_row = f(i);
-      const int64_t rowptr_1_i = rowptr(1 + i);
-      const int64_t rowptr_i = rowptr(i);
-      for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
       {
-        const int64_t col_k = col(k);
-        spf_row -= L(k) * u(col_k);
+        double spf_row;
+        spf_row = f(i);
+        const int64_t rowptr_1_i = rowptr(1 + i);
+        const int64_t rowptr_i = rowptr(i);
+        {
+          const int64_t spf_first_k = rowptr_i;
+          const int64_t spf_end_k = rowptr_1_i - 1;
+          if (spf_first_k < spf_end_k)
+          {
+            for (int64_t k = spf_first_k; k < spf_end_k - 1; k++)
+            {
+              const int64_t col_k = col(k);
+              spf_row -= L(k) * u(col_k);
+            }
+            {
+              const int64_t k = spf_end_k - 1;
+              const int64_t col_k = col(k);
+              spf_row -= L(k) * (col_k == spf_prev_at0 ? spf_prev : u(col_k));
+            }
+          }
+        }
+        spf_row = spf_row / L(rowptr_1_i - 1);
+        u(i) = spf_row;
+        spf_prev = spf_row;
+        spf_prev_at0 = i;
       }
-      spf_row = spf_row / L(rowptr_1_i - 1);
-      u(i) = spf_row;
     }
   }
 }

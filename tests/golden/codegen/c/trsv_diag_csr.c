@@ -27,20 +27,38 @@ void trsv_lower_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const i
   (void)x;
   (void)A;
   (void)b;
-  for (int64_t i = 0; i < N; i++)
   {
+    double spf_prev = 0;
+    int64_t spf_prev_at0 = INT64_MIN;
+    for (int64_t i = 0; i < N; i++)
     {
-      double spf_row;
-      spf_row = b(i);
-      const int64_t diag_i = diag(i);
-      const int64_t rowptr_i = rowptr(i);
-      for (int64_t k = rowptr_i; k < diag_i; k++)
       {
-        const int64_t col_k = col(k);
-        spf_row -= A(k) * x(col_k);
+        double spf_row;
+        spf_row = b(i);
+        const int64_t diag_i = diag(i);
+        const int64_t rowptr_i = rowptr(i);
+        {
+          const int64_t spf_first_k = rowptr_i;
+          const int64_t spf_end_k = diag_i;
+          if (spf_first_k < spf_end_k)
+          {
+            for (int64_t k = spf_first_k; k < spf_end_k - 1; k++)
+            {
+              const int64_t col_k = col(k);
+              spf_row -= A(k) * x(col_k);
+            }
+            {
+              const int64_t k = spf_end_k - 1;
+              const int64_t col_k = col(k);
+              spf_row -= A(k) * (col_k == spf_prev_at0 ? spf_prev : x(col_k));
+            }
+          }
+        }
+        spf_row = spf_row / A(diag_i);
+        x(i) = spf_row;
+        spf_prev = spf_row;
+        spf_prev_at0 = i;
       }
-      spf_row = spf_row / A(diag_i);
-      x(i) = spf_row;
     }
   }
 }

@@ -24,19 +24,37 @@ void trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, co
   (void)x;
   (void)A;
   (void)b;
-  for (int64_t t = 0; t < N; t++)
   {
+    double spf_prev = 0;
+    int64_t spf_prev_at0 = INT64_MIN;
+    for (int64_t t = 0; t < N; t++)
     {
-      double spf_row;
-      spf_row = b(N - 1 - t);
-      const int64_t diag__1_N_t = diag(-1 + N + -t);
-      const int64_t rowptr_N_t = rowptr(N + -t);
-      for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
       {
-        const int64_t col_k = col(k);
-        spf_row -= A(k) * x(col_k);
+        double spf_row;
+        spf_row = b(N - 1 - t);
+        const int64_t diag__1_N_t = diag(-1 + N + -t);
+        const int64_t rowptr_N_t = rowptr(N + -t);
+        {
+          const int64_t spf_first_k = diag__1_N_t + 1;
+          const int64_t spf_end_k = rowptr_N_t;
+          if (spf_first_k < spf_end_k)
+          {
+            for (int64_t k = spf_first_k; k < spf_end_k - 1; k++)
+            {
+              const int64_t col_k = col(k);
+              spf_row -= A(k) * x(col_k);
+            }
+            {
+              const int64_t k = spf_end_k - 1;
+              const int64_t col_k = col(k);
+              spf_row -= A(k) * (col_k == spf_prev_at0 ? spf_prev : x(col_k));
+            }
+          }
+        }
+        x(N - 1 - t) = spf_row;
+        spf_prev = spf_row;
+        spf_prev_at0 = N - 1 - t;
       }
-      x(N - 1 - t) = spf_row;
     }
   }
 }
