@@ -696,7 +696,7 @@ def _shifts(
     for n, k in enumerate(strided):
         one = iset.project_out(isl.dim_type.set, n + 1, iset.dim(isl.dim_type.set) - n - 1)
         one = one.project_out(isl.dim_type.set, 0, n)
-        if not one.is_singleton():
+        if one.is_empty() or not one.is_singleton():  # isl: the empty set is a singleton
             continue
         value = one.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
         if 0 <= value < loops[k].step:

@@ -1,0 +1,56 @@
+"""Scanner and self-check cases found by differential fuzzing (UF bounds beside other nests):
+each is generated, compiled and run against a Python count of its domain."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from spf import Computation, Stmt
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _csr_rows(comp: Computation) -> None:
+    comp.declare_uf(
+        "rowptr",
+        domain="{[i]: 0 <= i <= N}",
+        range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )
+
+
+def test_a_strided_uf_loop_beside_a_nest_with_a_hole(tmp_path: Path) -> None:
+    """The self-check's shift of a strided loop on a path with no points: isl calls the
+    empty set a singleton, and its sample point has no coordinates (a raw isl error)."""
+    comp = Computation("strided_beside")
+    comp.add_data_space("y", "double", shape=("N",))
+    _csr_rows(comp)
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += k;",
+            "{[i,k]: 0 <= i < N && exists(a: i = 3a + 1) && rowptr(i) <= k < rowptr(i+1)"
+            " && k % 2 = 1}",
+            "{[i,k]->[0,i,0,k,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += 100 * k;",
+            "{[i,k]: 0 <= i < N && i != 2 && 0 <= k <= i}",
+            "{[i,k]->[0,i,0,k,2]}",
+        )
+    )
+    rowptr = np.array([0, 2, 6, 6, 9, 12], dtype=np.int32)
+    n = len(rowptr) - 1
+    y = np.zeros(n)
+    comp.compile(openmp=False, cache_dir=tmp_path)(y=y, rowptr=rowptr, N=n, NNZ=int(rowptr[-1]))
+    want = np.zeros(n)
+    for i in range(n):
+        if i % 3 == 1:
+            want[i] += sum(k for k in range(rowptr[i], rowptr[i + 1]) if k % 2 == 1)
+        if i != 2:
+            want[i] += sum(100 * k for k in range(i + 1))
+    assert y.tolist() == want.tolist()
