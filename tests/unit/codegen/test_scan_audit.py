@@ -54,3 +54,39 @@ def test_a_strided_uf_loop_beside_a_nest_with_a_hole(tmp_path: Path) -> None:
         if i != 2:
             want[i] += sum(100 * k for k in range(i + 1))
     assert y.tolist() == want.tolist()
+
+
+def test_a_uf_value_one_statement_needs_is_not_read_beside_the_others(tmp_path: Path) -> None:
+    """``f(k)`` (defined for ``0 <= k <= N``) is bound in a ``k`` loop that a row loop
+    (``k`` up to ``NNZ``) shares, and isl's branch for the first statement tests ``f(k)``
+    itself: the read is guarded by ``k <= N`` (it was read at every ``k`` of the row, out
+    of bounds, and the self-check refused the loops as a scanner bug)."""
+    comp = Computation("shared_k")
+    comp.add_data_space("y", "double", shape=("N",))
+    _csr_rows(comp)
+    comp.declare_uf("f", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= N}")
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += j;",
+            "{[i,k,j]: 0 <= i < N && 0 <= k <= i && j = f(k) && j < N}",
+            "{[i,k,j]->[0,i,0,k,0,j,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += 100 * k;",
+            "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}",
+            "{[i,k]->[0,i,0,k,1]}",
+        )
+    )
+    rowptr = np.array([0, 7, 8, 8, 20], dtype=np.int32)
+    n = len(rowptr) - 1
+    f = np.array([3, 0, 4, 1, 2], dtype=np.int32)
+    y = np.zeros(n)
+    kernel = comp.compile(openmp=False, cache_dir=tmp_path)
+    kernel(y=y, rowptr=rowptr, f=f, N=n, NNZ=int(rowptr[-1]))
+    want = np.zeros(n)
+    for i in range(n):
+        want[i] += sum(int(f[k]) for k in range(i + 1) if f[k] < n)
+        want[i] += sum(100 * k for k in range(rowptr[i], rowptr[i + 1]))
+    assert y.tolist() == want.tolist()
