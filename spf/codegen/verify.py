@@ -359,7 +359,11 @@ def _check_read(ir: ComputationIR, site: _Site, calls: list[_Site], given: tuple
     if any(set(expr_vars(a)) & bound for a in args):
         needing = {s.name for s in ir.parsed_stmts if bind.uf in s.domain.inferred_ufs}
         for call in calls:
-            if call.stmt in needing and _below(call.steps, site.steps):
+            if (
+                call.stmt in needing
+                and _below(call.steps, site.steps)
+                and _uses_value(call, len(site.steps), bind.var)
+            ):
                 allowed = allowed.union(_reached(call, len(site.steps), names, ufs))
         if _subset(reads, allowed):
             return
@@ -369,6 +373,22 @@ def _check_read(ir: ComputationIR, site: _Site, calls: list[_Site], given: tuple
         f"the loops read {bind.uf}({', '.join(path.args)}) outside the UF's domain "
         f"{decl.domain}: at {reads}",
     )
+
+
+def _uses_value(call: _Site, start: int, var: str) -> bool:
+    """Whether the path to ``call`` from step ``start`` on, or the call itself, uses the
+    bound value ``var``: only such a call's statement answers for the read's bounds (a
+    statement that calls the same UF elsewhere, ``f(i)`` below a read of ``f(i + f(i))``,
+    says nothing of where that read lies)."""
+    exprs: list[Expr] = list(call.args)
+    for step in call.steps[start:]:
+        if isinstance(step, For):
+            exprs += [step.init, step.cond]
+        elif isinstance(step, Bind):
+            exprs += list(step.args)
+        else:
+            exprs.append(step.cond)
+    return any(var in set(expr_vars(e)) for e in exprs)
 
 
 def _calls_in(n: Node) -> Iterator[Call]:

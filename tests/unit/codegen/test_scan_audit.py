@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pytest
 
-from spf import Computation, Stmt
+from spf import CodegenError, Computation, Stmt
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -90,3 +91,32 @@ def test_a_uf_value_one_statement_needs_is_not_read_beside_the_others(tmp_path: 
         want[i] += sum(int(f[k]) for k in range(i + 1) if f[k] < n)
         want[i] += sum(100 * k for k in range(rowptr[i], rowptr[i + 1]))
     assert y.tolist() == want.tolist()
+
+
+def test_a_read_past_the_uf_is_not_excused_by_a_statement_that_reads_another_call() -> None:
+    """``f(i + f(i))`` (the second statement's ``f(k)``, skewed) was read where only the
+    first statement runs, and the self-check let it pass because that statement's domain
+    calls ``f`` too (as ``f(i)``, which says nothing of ``f(i + f(i))``): the compiled loops
+    read past the end of ``f`` (silently with ``check=False``). Now they are refused."""
+    comp = Computation("excused")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("z", "double", shape=("N",))
+    comp.declare_uf("f", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= N}")
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += k;",
+            "{[i,k]: 0 <= i < N && (i < 2 || i >= N - 2) && k = f(i)}",
+            "{[i,k]->[0,i,0,k,1]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$z$(i) += 10 * j;",
+            "{[i,k,j]: 0 <= i < N && i != 2 && i - 2 <= k <= i && k >= 0 && exists(b: k = 2b)"
+            " && 0 <= k <= N && 0 <= j < N && j = f(k)}",
+            "{[i,k,j]->[0,i,0,k,0,j,0]}",
+        )
+    )
+    comp.stmt(1).skew("i", "k", -1)
+    with pytest.raises(CodegenError, match=r"read f\(i \+ f\(i\)\) outside the UF's domain"):
+        comp.codegen()
