@@ -242,6 +242,10 @@ def linear_index(index: Sequence[cx.Expr], extents: Sequence[str]) -> cx.Expr:
     out = index[0]
     for k in range(1, len(index)):
         extent = extent_tree(extents[k]) if k < len(extents) else cx.Name("?")
+        if not any(isinstance(n, (cx.Name, cx.Param)) for n in cx.nodes(extent)):
+            # a constant extent is an int: with an int32 index (a UF value read in the
+            # body, col(k)) the product would be int arithmetic and overflow past 2**31
+            extent = cx.Cast("int64_t", extent)
         out = cx.Binary("+", cx.Binary("*", out, extent), index[k])
     return out
 

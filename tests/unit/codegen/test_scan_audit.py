@@ -120,3 +120,20 @@ def test_a_read_past_the_uf_is_not_excused_by_a_statement_that_reads_another_cal
     comp.stmt(1).skew("i", "k", -1)
     with pytest.raises(CodegenError, match=r"read f\(i \+ f\(i\)\) outside the UF's domain"):
         comp.codegen()
+
+
+def test_a_constant_extent_multiplies_in_64_bits(tmp_path: Path) -> None:
+    """``B(col(k), j)`` with ``B`` of shape ``(R, 70000)``: the body reads ``col[k]`` as an
+    ``int32_t``, and ``col[k] * 70000`` in int arithmetic overflows from ``col[k] = 30679``
+    on (a negative offset: out of bounds); the constant extent is an ``int64_t``."""
+    comp = Computation("wide_rows")
+    comp.add_data_space("B", "double", shape=("R", 70000))
+    comp.add_data_space("y", "double", shape=("NNZ",))
+    comp.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < R}")
+    comp.add_stmt(Stmt("$y$(k) = $B$(col(k), 69999);", "{[k]: 0 <= k < NNZ}"))
+    assert "#define B(t0, t1) B[(t0) * (int64_t) 70000 + (t1)]" in comp.codegen()
+    col = np.array([2, 0, 1, 2], dtype=np.int32)
+    B = np.arange(3 * 70000, dtype=np.float64).reshape(3, 70000)
+    y = np.zeros(4)
+    comp.compile(openmp=False, cache_dir=tmp_path)(B=B, y=y, col=col, NNZ=4, R=3)
+    assert y.tolist() == B[col, 69999].tolist()
