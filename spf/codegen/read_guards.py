@@ -15,8 +15,23 @@ the scanner decides, from what the enclosing branches already say, whether a gua
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
-from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, If, Int, Node, Op, Var, walk
+from spf.codegen.loop_ast import (
+    Bind,
+    Block,
+    Call,
+    Expr,
+    For,
+    If,
+    Int,
+    Node,
+    Op,
+    Var,
+    expr_vars,
+    node_exprs,
+    walk,
+)
 
 GuardAt = Callable[[str, Sequence[str]], Expr | None]
 """``(value, enclosing conditions as isl text) -> guard`` (None: no guard needed)."""
@@ -45,12 +60,47 @@ def guarded_binds(
         if n.var not in wanted:
             return out
         calls = [c.stmt for c in walk(n.body) if isinstance(c, Call)]
-        if not calls or not all(n.var in needs[c] for c in calls):
+        if not calls:
             return out
+        rest: Node | None = None
+        if not all(n.var in needs[c] for c in calls):
+            # others share the scope: they run alone where the guard fails
+            try:
+                rest = _without(out.body, lambda stmt: n.var in needs[stmt])
+            except _UnprunedError:
+                return out
+            if rest is not None and any(n.var in set(expr_vars(e)) for e in node_exprs(rest)):
+                return out  # their loops use the value too (isl's bounds of the union)
         guard = at(n.var, known)
-        return out if guard is None else If(guard, out)
+        return out if guard is None else If(guard, out, rest)
 
     return rec(body, ())
+
+
+class _UnprunedError(Exception):
+    """A node :func:`_without` does not take apart (an allocation, a merge)."""
+
+
+def _without(n: Node, drop: Callable[[str], bool]) -> Node | None:
+    """``n`` without the calls of the statements ``drop`` names (None: nothing is left)."""
+    if isinstance(n, Call):
+        return None if drop(n.stmt) else n
+    if isinstance(n, Block):
+        items = [x for x in (_without(i, drop) for i in n.items) if x is not None]
+        return Block(tuple(items)) if items else None
+    if isinstance(n, If):
+        then = _without(n.then, drop)
+        orelse = None if n.orelse is None else _without(n.orelse, drop)
+        if then is None and orelse is None:
+            return None
+        return If(n.cond, Block(()) if then is None else then, orelse)
+    if isinstance(n, For):
+        inner = _without(n.body, drop)
+        return None if inner is None else replace(n, body=inner)
+    if isinstance(n, Bind):
+        inner = _without(n.body, drop)
+        return None if inner is None else Bind(n.var, n.uf, n.args, inner)
+    raise _UnprunedError
 
 
 _AFFINE = {"+", "-", "*"}

@@ -3,14 +3,19 @@ each is generated, compiled and run against a Python count of its domain."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from spf import CodegenError, Computation, Stmt
+from spf.codegen.loop_ast import Bind, Block, For, If, Node
+from spf.codegen.scan import Scanner
+from spf.codegen.verify import verify
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
@@ -93,11 +98,9 @@ def test_a_uf_value_one_statement_needs_is_not_read_beside_the_others(tmp_path: 
     assert y.tolist() == want.tolist()
 
 
-def test_a_read_past_the_uf_is_not_excused_by_a_statement_that_reads_another_call() -> None:
-    """``f(i + f(i))`` (the second statement's ``f(k)``, skewed) was read where only the
-    first statement runs, and the self-check let it pass because that statement's domain
-    calls ``f`` too (as ``f(i)``, which says nothing of ``f(i + f(i))``): the compiled loops
-    read past the end of ``f`` (silently with ``check=False``). Now they are refused."""
+def _skewed_reads() -> Computation:
+    """Two statements sharing ``i`` and ``k``; the second's ``f(k)``, skewed, is
+    ``f(i + f(i))`` where the first one's ``k = f(i)`` runs, past the end of ``f``."""
     comp = Computation("excused")
     comp.add_data_space("y", "double", shape=("N",))
     comp.add_data_space("z", "double", shape=("N",))
@@ -118,8 +121,56 @@ def test_a_read_past_the_uf_is_not_excused_by_a_statement_that_reads_another_cal
         )
     )
     comp.stmt(1).skew("i", "k", -1)
+    return comp
+
+
+def test_a_value_read_beside_statements_that_do_not_need_it(tmp_path: Path) -> None:
+    """``f(i + f(i))`` is read in a scope that also runs the first statement: the read is
+    guarded (the first statement alone runs where it fails). It was read unguarded, past
+    the end of ``f`` (a checked call reported it after the fact; check=False read it)."""
+    comp = _skewed_reads()
+    kernel = comp.compile(openmp=False, cache_dir=tmp_path)
+    for n in (3, 5):
+        f = np.full(n + 1, n, dtype=np.int32)
+        f[::2] = 0
+        y, z = np.zeros(n), np.zeros(n)
+        kernel(y=y, z=z, f=f, N=n)  # check=True: a read past the end raises ArgumentError
+        y2, z2 = np.zeros(n), np.zeros(n)
+        comp.interpret(y=y2, z=z2, f=f, N=n)
+        assert (y.tolist(), z.tolist()) == (y2.tolist(), z2.tolist())
+
+
+def _unguarded(n: Node) -> Node | None:
+    if isinstance(n, If) and isinstance(n.then, Bind) and n.orelse is not None:
+        return n.then
+    return None
+
+
+def _mutate(n: Node, fn: Callable[[Node], Node | None]) -> Node:
+    new = fn(n)
+    if new is not None:
+        return new
+    if isinstance(n, Block):
+        return Block(tuple(_mutate(i, fn) for i in n.items))
+    if isinstance(n, (For, Bind)):
+        return replace(n, body=_mutate(n.body, fn))
+    if isinstance(n, If):
+        orelse = None if n.orelse is None else _mutate(n.orelse, fn)
+        return If(n.cond, _mutate(n.then, fn), orelse)
+    return n
+
+
+def test_a_read_past_the_uf_is_not_excused_by_a_statement_that_reads_another_call() -> None:
+    """The same loops with that read unguarded: the self-check let them pass because the
+    first statement's domain calls ``f`` too (as ``f(i)``, which says nothing of where
+    ``f(i + f(i))`` lies); now it refuses them."""
+    ir = _skewed_reads().ir
+    body = Scanner(ir).scan()
+    wrong = _mutate(body, _unguarded)
+    assert wrong != body
+    verify(ir, body)
     with pytest.raises(CodegenError, match=r"read f\(i \+ f\(i\)\) outside the UF's domain"):
-        comp.codegen()
+        verify(ir, wrong)
 
 
 def test_a_constant_extent_multiplies_in_64_bits(tmp_path: Path) -> None:
