@@ -819,8 +819,22 @@ def _join(a: Node, b: Node) -> Node:
     return Block((*left, *right))
 
 
+_SAME_IS = {"==": 1, "<=": 1, ">=": 1, "!=": 0, "<": 0, ">": 0}
+"""A comparison of an expression with itself (isl's guard ``f_i == k`` with ``k`` fixed to
+``f_i`` at a leaf): C compilers warn of a self-comparison (an error under ``-Werror``)."""
+
+
 def _fold(e: Expr) -> Expr | None:
-    """Constant folding (substituted outer values leave ``-(-1)``, ``2 * 0`` ...)."""
+    """Constant folding (substituted outer values leave ``-(-1)``, ``2 * 0``, ``i == i``
+    ...)."""
+    if isinstance(e, Op) and e.op in _SAME_IS and e.args[0] == e.args[1]:
+        return Int(_SAME_IS[e.op])
+    if isinstance(e, Op) and e.op in ("&&", "||") and any(isinstance(a, Int) for a in e.args):
+        unit = 1 if e.op == "&&" else 0
+        if any(isinstance(a, Int) and a.value != unit for a in e.args):
+            return Int(1 - unit)  # a 0 in a conjunction, a 1 in a disjunction
+        rest = [a for a in e.args if not isinstance(a, Int)]
+        return Int(unit) if not rest else rest[0] if len(rest) == 1 else Op(e.op, tuple(rest))
     if not isinstance(e, Op) or not all(isinstance(a, Int) for a in e.args):
         return None
     v = [a.value for a in e.args if isinstance(a, Int)]

@@ -135,6 +135,8 @@ class _Text:
         return text if atomic else f"({text})"
 
     def cond(self, e: Expr, negate: bool = False) -> str:
+        if isinstance(e, Int):  # a folded condition (the scanner's ``i == i``)
+            return "0 = 0" if (e.value != 0) != negate else "1 = 0"
         if isinstance(e, Op) and e.op in ("&&", "||"):
             op = {"&&": "||", "||": "&&"}[e.op] if negate else e.op
             return f"(({self.cond(e.args[0], negate)}) {op} ({self.cond(e.args[1], negate)}))"

@@ -140,6 +140,21 @@ def test_a_value_read_beside_statements_that_do_not_need_it(tmp_path: Path) -> N
         assert (y.tolist(), z.tolist()) == (y2.tolist(), z2.tolist())
 
 
+def test_no_self_comparison_is_left_in_a_guard(tmp_path: Path) -> None:
+    """isl's guard ``f_i == k``, with ``k`` fixed to ``f_i`` where the call is, printed as
+    ``f_i == f_i``: a self-comparison, which the HLS build (C++, ``-Werror``) refused."""
+    comp = _skewed_reads()
+    assert "f_i == f_i" not in comp.codegen("hls")
+    n = 5
+    f = np.full(n + 1, n, dtype=np.int32)
+    f[::2] = 0
+    y, z = np.zeros(n), np.zeros(n)
+    comp.compile(target="hls", cache_dir=tmp_path)(y=y, z=z, f=f, N=n)
+    y2, z2 = np.zeros(n), np.zeros(n)
+    comp.interpret(y=y2, z=z2, f=f, N=n)
+    assert (y.tolist(), z.tolist()) == (y2.tolist(), z2.tolist())
+
+
 def _unguarded(n: Node) -> Node | None:
     if isinstance(n, If) and isinstance(n.then, Bind) and n.orelse is not None:
         return n.then
