@@ -142,12 +142,29 @@ def test_a_value_read_beside_statements_that_do_not_need_it(tmp_path: Path) -> N
 
 def test_no_self_comparison_is_left_in_a_guard(tmp_path: Path) -> None:
     """isl's guard ``f_i == k``, with ``k`` fixed to ``f_i`` where the call is, printed as
-    ``f_i == f_i``: a self-comparison, which the HLS build (C++, ``-Werror``) refused."""
-    comp = _skewed_reads()
+    ``f_i == f_i``: a self-comparison, which gcc warns of and the HLS build (C++,
+    ``-Werror``) refused (CompileError)."""
+    comp = Computation("selfcmp")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("z", "double", shape=("N",))
+    comp.declare_uf("f", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= N}")
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += j;",
+            "{[i,k,j]: 0 <= i < N && i = f(i) && 0 <= k < N && f(k) = i && j = f(k)}",
+            "{[i,k,j]->[0,i,1,k,1,j,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$z$(i) += k;",
+            "{[i,k]: 0 <= i < N && f(i+1) <= i && k = f(i)}",
+            "{[i,k]->[0,i,1,k,3]}",
+        )
+    )
     assert "f_i == f_i" not in comp.codegen("hls")
     n = 5
-    f = np.full(n + 1, n, dtype=np.int32)
-    f[::2] = 0
+    f = np.array([0, 0, 2, 1, 4, 3], dtype=np.int32)
     y, z = np.zeros(n), np.zeros(n)
     comp.compile(target="hls", cache_dir=tmp_path)(y=y, z=z, f=f, N=n)
     y2, z2 = np.zeros(n), np.zeros(n)
