@@ -221,6 +221,8 @@ ISL_RESERVED = frozenset(
         "implies",
         "rat",
         "xor",
+        "floord",  # isl's own words too: a symbolic constant named so was an isl syntax error
+        "ceild",
     ]
 )
 

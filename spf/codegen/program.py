@@ -242,6 +242,10 @@ def linear_index(index: Sequence[cx.Expr], extents: Sequence[str]) -> cx.Expr:
     out = index[0]
     for k in range(1, len(index)):
         extent = extent_tree(extents[k]) if k < len(extents) else cx.Name("?")
+        if not any(isinstance(n, (cx.Name, cx.Param)) for n in cx.nodes(extent)):
+            # a constant extent is an int: with an int32 index (a UF value read in the
+            # body, col(k)) the product would be int arithmetic and overflow past 2**31
+            extent = cx.Cast("int64_t", extent)
         out = cx.Binary("+", cx.Binary("*", out, extent), index[k])
     return out
 
@@ -268,6 +272,7 @@ def lower(ir: ComputationIR, name: str | None = None) -> Program:
         raise CodegenError(f"function name {fname!r} is not a C identifier")
     if not ir.parsed_stmts:
         raise CodegenError(f"computation {ir.name} has no statements to generate")
+    _check_function_name(ir, fname)
     from spf.codegen.verify import verify
 
     check_statement_names(
@@ -421,6 +426,27 @@ HELPER_CALLS = {"min": "spf_min", "max": "spf_max"}
 """Statement calls printed by the names of the generated code's own macros (the preludes
 define ``spf_min``/``spf_max``), so that a data space, loop or statement may be named
 ``min`` or ``max``."""
+
+
+def _check_function_name(ir: ComputationIR, fname: str) -> None:
+    """Refuse a function name that is also a name the generated code defines a function-like
+    macro for (a data space, UF, buffer or statement, or a statement's ``_target`` /
+    ``_value``): the macro would rewrite the function's own name (gcc fails)."""
+    stmts = [s.name for s in ir.parsed_stmts]
+    macros = {
+        "data space": set(ir.data_space_table),
+        "UF": set(ir.uf_decls),
+        "buffer": set(_buffers(ir)),
+        "statement": {*stmts, *(f"{s}_target" for s in stmts), *(f"{s}_value" for s in stmts)},
+    }
+    for kind, names in macros.items():
+        if fname in names:
+            raise CodegenError(
+                f"function name {fname} is also the name of a {kind} of {ir.name}: the "
+                f"generated code defines a macro {fname}(...) for it, which would rewrite the "
+                "function's own name; name the computation (or codegen/compile's name=) "
+                "otherwise"
+            )
 
 
 def c_function_name(name: str) -> str:

@@ -69,6 +69,7 @@ from spf.codegen.loop_ast import (
     uses,
     walk,
 )
+from spf.codegen.read_guards import guarded_binds
 from spf.codegen.written_ufs import is_written_index_array, written_level
 from spf.errors import CodegenError, SpfError
 from spf.ir.reading import is_constant, storage_of
@@ -116,6 +117,9 @@ class Scanner:
         self._written: dict[tuple[str, str], int] = {}
         self._ranges: dict[str, isl.Set] = {}
         self._contexts: dict[tuple[frozenset[str], tuple[str, ...]], isl.Set] = {}
+        self._domain_facts: dict[str, isl.Set] = {}
+        """Value -> where its call's arguments lie in the UF's declared domain (a set over
+        the schedule positions; see :meth:`_guard_reads`)."""
         if self._read_after_last_position():
             self.width += 1  # a constant position below it, where the value is bound
         self._params = sorted(ir.params)
@@ -183,8 +187,8 @@ class Scanner:
         for var in local:  # declared ranges bound loops scanned before a value is known
             fact = self._range_fact(var).align_params(iset.get_space())
             iset = iset.align_params(fact.get_space()).intersect_params(fact)
-        for uf, args in view.terms:
-            iset = self._within_uf_domain(iset, uf, args, local)
+        for (uf, args), var in zip(view.terms, local, strict=True):
+            iset = self._within_uf_domain(iset, uf, args, local, var)
         self._check_bounded(stmt, iset)
         its = sched.intersect_domain(stmt.domain).inverse_function_exprs(self.names)
         if its is None:
@@ -198,7 +202,7 @@ class Scanner:
         return StmtScan(stmt.name, iset.reset_tuple_id(), needs, iterators, tags, stmt.name)
 
     def _within_uf_domain(
-        self, iset: isl.Set, uf: str, args: Sequence[Aff], local: Sequence[str]
+        self, iset: isl.Set, uf: str, args: Sequence[Aff], local: Sequence[str], var: str
     ) -> isl.Set:
         """``iset`` where the arguments of a call of ``uf`` lie in its declared domain: a
         call outside it has no value, so no instance there exists (spf's sets mean that),
@@ -220,6 +224,7 @@ class Scanner:
         )
         target = target.reset_tuple_id().align_params(ma.get_space())
         fact = target.preimage_multi_aff(ma.align_params(target.get_space()))
+        self._domain_facts.setdefault(var, fact)
         return _align_intersect(iset, fact)
 
     def _check_bounded(self, stmt: ParsedStmt, iset: isl.Set) -> None:
@@ -563,8 +568,78 @@ class Scanner:
         needed = set().union(*(self.stmts[s].needs for s in group))
         new = [v for v, info in self.values.items() if info.level == b and v in needed]
         inner = self._segment(seg + 1, group, scope | set(new), scope)
-        inner = self._bind_all(new, inner)
+        inner = self._guard_reads(self._bind_all(new, inner), new, group, a, b, scope)
         return self._keep_loops(substitute(inner, free), group, fixed, free)
+
+    # --- reads of values some statements of a group do not need
+    def _guard_reads(
+        self, body: Node, new: Sequence[str], group: Sequence[str], a: int, b: int, scope: set[str]
+    ) -> Node:
+        """``body`` with the reads of values that some statement of ``group`` does not need
+        guarded where their arguments could leave the UF's domain (:mod:`read_guards`)."""
+        partial = [v for v in new if any(v not in self.stmts[s].needs for s in group)]
+        partial = [v for v in partial if v in self._domain_facts]
+        if not partial:
+            return body
+        points = _union([self._points(label, a, b, scope) for label in group])
+
+        def at(var: str, known: Sequence[str]) -> Expr | None:
+            return self._read_guard(var, points, known)
+
+        needs = {label: s.needs for label, s in self.stmts.items()}
+        return guarded_binds(body, partial, needs, at)
+
+    def _points(self, label: str, a: int, b: int, scope: set[str]) -> isl.Set:
+        """The points of ``label`` at segment ``a .. b`` as a parameter set over the
+        positions up to ``b`` (the scope's values and the constants are parameters)."""
+        pts = self._restrict(self.stmts[label], a, b, scope)
+        m = pts.dim(DT.set)
+        pts = pts.move_dims(DT.param, pts.dim(DT.param), DT.set, 0, m)
+        for k in range(m):
+            pts = pts.set_dim_name(DT.param, pts.dim(DT.param) - m + k, self.names[a + k])
+        return pts.params()
+
+    def _read_guard(self, var: str, points: isl.Set, known: Sequence[str]) -> Expr | None:
+        """The condition that ``var``'s call has arguments in its UF's domain, or None when
+        the group's ``points``, the declared ranges of the values the arguments read and the
+        enclosing conditions ``known`` (isl text) imply it."""
+        fact = self._domain_facts[var]
+        n = fact.dim(DT.set)
+        b = self.values[var].level
+        cond = fact.project_out(DT.set, b + 1, n - b - 1)
+        cond = cond.move_dims(DT.param, cond.dim(DT.param), DT.set, 0, b + 1)
+        for k in range(b + 1):
+            cond = cond.set_dim_name(DT.param, cond.dim(DT.param) - b - 1 + k, self.names[k])
+        cond = cond.params()
+        where = points
+        for k in range(cond.dim(DT.param)):  # the declared ranges of the values it reads
+            name = cond.get_dim_name(DT.param, k)
+            if name in self.values:
+                where = _align_intersect(where, self._range_fact(name))
+        for text in known:
+            params = [str(p) for p in where.get_var_names(DT.param)]
+            try:
+                said = isl.Set(f"[{', '.join(params)}] -> {{ : {text} }}")
+            except isl.Error:  # a name the points do not know: not used
+                continue
+            where = _align_intersect(where, said)
+        cond = cond.align_params(where.get_space())
+        where = where.align_params(cond.get_space())
+        if where.is_subset(cond):
+            return None
+        build = isl.AstBuild.from_context(where)  # what holds there goes unsaid
+        node = build.node_from_schedule_map(
+            isl.UnionMap.from_map(
+                isl.Map.from_domain_and_range(
+                    isl.Set.from_params(cond).set_tuple_name("G"), isl.Set("{ [] }")
+                )
+            )
+        )
+        if from_isl.node_kind(node) != "if" or node.if_has_else_node():
+            return None  # isl found it implied after all (a bare call)
+        if from_isl.node_kind(node.if_get_then_node()) != "user":
+            return None
+        return from_isl.expr(node.if_get_cond())
 
     def _call(self, name: str, fixed: dict[str, Expr], scope: set[str]) -> Node:
         info = self.stmts[name]
@@ -748,8 +823,22 @@ def _join(a: Node, b: Node) -> Node:
     return Block((*left, *right))
 
 
+_SAME_IS = {"==": 1, "<=": 1, ">=": 1, "!=": 0, "<": 0, ">": 0}
+"""A comparison of an expression with itself (isl's guard ``f_i == k`` with ``k`` fixed to
+``f_i`` at a leaf): C compilers warn of a self-comparison (an error under ``-Werror``)."""
+
+
 def _fold(e: Expr) -> Expr | None:
-    """Constant folding (substituted outer values leave ``-(-1)``, ``2 * 0`` ...)."""
+    """Constant folding (substituted outer values leave ``-(-1)``, ``2 * 0``, ``i == i``
+    ...)."""
+    if isinstance(e, Op) and e.op in _SAME_IS and e.args[0] == e.args[1]:
+        return Int(_SAME_IS[e.op])
+    if isinstance(e, Op) and e.op in ("&&", "||") and any(isinstance(a, Int) for a in e.args):
+        unit = 1 if e.op == "&&" else 0
+        if any(isinstance(a, Int) and a.value != unit for a in e.args):
+            return Int(1 - unit)  # a 0 in a conjunction, a 1 in a disjunction
+        rest = [a for a in e.args if not isinstance(a, Int)]
+        return Int(unit) if not rest else rest[0] if len(rest) == 1 else Op(e.op, tuple(rest))
     if not isinstance(e, Op) or not all(isinstance(a, Int) for a in e.args):
         return None
     v = [a.value for a in e.args if isinstance(a, Int)]

@@ -96,6 +96,13 @@ def check_statement_names(stmts: Iterable[str], others: Mapping[str, Iterable[st
                     f"define {stmt} twice: name the statement otherwise "
                     f"(Stmt(..., name=...))"
                 )
+            for macro in (f"{stmt}_target", f"{stmt}_value"):  # its reduction's macros
+                if macro in names:
+                    raise CodegenError(
+                        f"{kind} {macro} has the name of a macro the generated code defines "
+                        f"for statement {stmt} ({macro}(...)); name the statement (Stmt(..., "
+                        f"name=...)) or the {kind} otherwise"
+                    )
 
 
 def uf_inner_extents(uf: UF) -> tuple[str, ...]:

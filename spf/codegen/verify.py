@@ -135,6 +135,8 @@ class _Text:
         return text if atomic else f"({text})"
 
     def cond(self, e: Expr, negate: bool = False) -> str:
+        if isinstance(e, Int):  # a folded condition (the scanner's ``i == i``)
+            return "0 = 0" if (e.value != 0) != negate else "1 = 0"
         if isinstance(e, Op) and e.op in ("&&", "||"):
             op = {"&&": "||", "||": "&&"}[e.op] if negate else e.op
             return f"(({self.cond(e.args[0], negate)}) {op} ({self.cond(e.args[1], negate)}))"
@@ -359,7 +361,11 @@ def _check_read(ir: ComputationIR, site: _Site, calls: list[_Site], given: tuple
     if any(set(expr_vars(a)) & bound for a in args):
         needing = {s.name for s in ir.parsed_stmts if bind.uf in s.domain.inferred_ufs}
         for call in calls:
-            if call.stmt in needing and _below(call.steps, site.steps):
+            if (
+                call.stmt in needing
+                and _below(call.steps, site.steps)
+                and _uses_value(call, len(site.steps), bind.var)
+            ):
                 allowed = allowed.union(_reached(call, len(site.steps), names, ufs))
         if _subset(reads, allowed):
             return
@@ -369,6 +375,22 @@ def _check_read(ir: ComputationIR, site: _Site, calls: list[_Site], given: tuple
         f"the loops read {bind.uf}({', '.join(path.args)}) outside the UF's domain "
         f"{decl.domain}: at {reads}",
     )
+
+
+def _uses_value(call: _Site, start: int, var: str) -> bool:
+    """Whether the path to ``call`` from step ``start`` on, or the call itself, uses the
+    bound value ``var``: only such a call's statement answers for the read's bounds (a
+    statement that calls the same UF elsewhere, ``f(i)`` below a read of ``f(i + f(i))``,
+    says nothing of where that read lies)."""
+    exprs: list[Expr] = list(call.args)
+    for step in call.steps[start:]:
+        if isinstance(step, For):
+            exprs += [step.init, step.cond]
+        elif isinstance(step, Bind):
+            exprs += list(step.args)
+        else:
+            exprs.append(step.cond)
+    return any(var in set(expr_vars(e)) for e in exprs)
 
 
 def _calls_in(n: Node) -> Iterator[Call]:
@@ -696,7 +718,7 @@ def _shifts(
     for n, k in enumerate(strided):
         one = iset.project_out(isl.dim_type.set, n + 1, iset.dim(isl.dim_type.set) - n - 1)
         one = one.project_out(isl.dim_type.set, 0, n)
-        if not one.is_singleton():
+        if one.is_empty() or not one.is_singleton():  # isl: the empty set is a singleton
             continue
         value = one.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
         if 0 <= value < loops[k].step:

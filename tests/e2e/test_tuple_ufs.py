@@ -87,7 +87,7 @@ def test_tuple_uf_reads_are_kept_in_its_domain_without_the_component() -> None:
 
 def test_generated_code_reads_the_2d_coordinate_array() -> None:
     src = coo_spmv("int32").codegen("c")
-    assert "#define coord(t0, t1) coord[(t0) * 2 + (t1)]" in src
+    assert "#define coord(t0, t1) coord[(t0) * (int64_t) 2 + (t1)]" in src
     assert "coord(k, 0)" in src
     assert "coord(k, 1)" in src
 

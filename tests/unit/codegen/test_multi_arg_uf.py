@@ -52,7 +52,7 @@ def test_three_argument_uf_extents_come_from_the_domain() -> None:
     comp.declare_uf("g", arity=3, domain="{[i, j, k]: 0 <= i < N && 0 <= j < 2 && 0 <= k <= K}",
                     range="{[v]: 0 <= v < N}")  # fmt: skip
     comp.add_stmt(Stmt("$y$(g(i, 1, 0)) = 1.0;", "{[i]: 0 <= i < N}"))
-    assert "#define g(t0, t1, t2) g[((t0) * 2 + (t1)) * (K + 1) + (t2)]" in comp.codegen()
+    assert "#define g(t0, t1, t2) g[((t0) * (int64_t) 2 + (t1)) * (K + 1) + (t2)]" in comp.codegen()
 
 
 def test_multi_argument_uf_without_extents_is_a_codegen_error() -> None:

@@ -8,7 +8,7 @@
 #define bcol(t0) bcol[t0]
 #define browptr(t0) browptr[t0]
 #define y(t0) y[t0]
-#define A(t0, t1, t2) A[((t0) * 2 + (t1)) * 2 + (t2)]
+#define A(t0, t1, t2) A[((t0) * (int64_t) 2 + (t1)) * (int64_t) 2 + (t2)]
 #define x(t0) x[t0]
 #define spmv_target(ib, kb, ri, ci, i, j) y(i)
 #define spmv_value(ib, kb, ri, ci, i, j) A(kb, ri, ci) * x(j)

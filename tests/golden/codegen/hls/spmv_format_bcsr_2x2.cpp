@@ -11,7 +11,7 @@
 #define spmv_value(ib, kb, ri, ci, i, j) A(kb, ri, ci) * x(j)
 #define spmv(ib, kb, ri, ci, i, j) y(i) += A(kb, ri, ci) * x(j)
 #define y(t0) y[t0]
-#define A(t0, t1, t2) A[((t0) * 2 + (t1)) * 2 + (t2)]
+#define A(t0, t1, t2) A[((t0) * (int64_t) 2 + (t1)) * (int64_t) 2 + (t2)]
 #define x(t0) x[t0]
 
 extern "C" void spmv_bcsr2x2_generated(int64_t MB, int64_t NB, int64_t NNZB, const int32_t *bcol, const int32_t *browptr, double *y, const double *A, const double *x)

@@ -11,7 +11,7 @@
 #define spmv_value(b, s, r, i, j) A(s, r) * x(j)
 #define spmv(b, s, r, i, j) y(i) += A(s, r) * x(j)
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * 2 + (t1)]
+#define A(t0, t1) A[(t0) * (int64_t) 2 + (t1)]
 #define x(t0) x[t0]
 
 extern "C" void spmv_bdia2_generated(int64_t M, int64_t N, int64_t NB, int64_t NS, const int32_t *doff, const int32_t *dptr, double *y, const double *A, const double *x)

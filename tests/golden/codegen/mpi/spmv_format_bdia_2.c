@@ -24,7 +24,7 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define doff(t0) doff[t0]
 #define dptr(t0) dptr[t0]
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * 2 + (t1)]
+#define A(t0, t1) A[(t0) * (int64_t) 2 + (t1)]
 #define x(t0) x[t0]
 #define spmv_target(b, s, r, i, j) y(i)
 #define spmv_value(b, s, r, i, j) A(s, r) * x(j)

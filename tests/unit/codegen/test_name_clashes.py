@@ -1,0 +1,51 @@
+"""Names that clash in the generated C: refused with a clear spf error before gcc runs
+(a function-like macro of a data space or statement rewrote the function's own name, a
+data space named like a statement's reduction macro, isl's own words as constants)."""
+
+from __future__ import annotations
+
+import pytest
+
+from spf import CodegenError, Computation, ParseError, Set, Stmt
+
+
+def _comp(name: str, data: str = "A", stmt: str | None = None) -> Computation:
+    comp = Computation(name)
+    comp.add_data_space(data, "double", shape=("N",))
+    comp.add_stmt(Stmt(f"${data}$(0) += 1.0 * i;", "{[i]: 0 <= i < N}", name=stmt))
+    return comp
+
+
+@pytest.mark.parametrize(
+    ("comp", "function", "kind"),
+    [
+        (_comp("k", data="k"), None, "data space"),
+        (_comp("s0"), None, "statement"),
+        (_comp("s0_target"), None, "statement"),
+        (_comp("c"), "A", "data space"),
+    ],
+)
+def test_a_function_named_like_a_macro_is_refused(
+    comp: Computation, function: str | None, kind: str
+) -> None:
+    name = function or comp.name
+    with pytest.raises(CodegenError, match=rf"function name {name} is also the name of a {kind}"):
+        comp.codegen(name=function)
+
+
+def test_a_function_named_otherwise_than_its_computation_may_be() -> None:
+    assert "void B(" in _comp("A").codegen(name="B")
+
+
+@pytest.mark.parametrize("data", ["s0_target", "s0_value"])
+def test_a_data_space_named_like_a_statement_macro_is_refused(data: str) -> None:
+    with pytest.raises(CodegenError, match=rf"data space {data} has the name of a macro"):
+        _comp("c", data=data).codegen()
+
+
+@pytest.mark.parametrize("word", ["floord", "ceild"])
+def test_isl_words_are_no_symbolic_constants(word: str) -> None:
+    """Both are words of isl's notation (a constant so named was an isl syntax error,
+    reported as an spf bug at codegen)."""
+    with pytest.raises(ParseError, match=f"'{word}' is a reserved word"):
+        Set(f"{{[i]: 0 <= i < {word}}}")
