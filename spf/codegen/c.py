@@ -45,6 +45,7 @@ from spf.codegen.row_scalar import (
     prev_open_lines,
     reads_elsewhere,
     touches,
+    writes_space,
 )
 from spf.codegen.row_scalar import call_lines as row_lines
 from spf.codegen.row_scalar import find as find_row
@@ -152,6 +153,7 @@ class CPrinter:
         self._row: RowScalar | None = None  # the element kept in spf_row (row_scalar)
         self._prev: RowScalar | None = None  # the row the loop being printed keeps spf_prev of
         self._row_prev = False  # spf_row's region reads spf_prev (row_scalar.prev_open_lines)
+        self._one_thread = False  # in the body of a wavefront's rows loop (_prev_of)
         self._blocks: RowBlocks | None = None  # row loop run in pre-checked blocks
         self._pairs: RowPairs | None = None  # row loop whose reads test their pairs
         self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
@@ -648,16 +650,57 @@ class CPrinter:
             return None
         return find_row(self.p, self.macros, n)
 
-    def _prev_of(self, n: For) -> RowScalar | None:
+    def _prev_of(self, n: For, alone: bool = False) -> RowScalar | None:
         """The row scalar of loop ``n``'s body when the loop keeps the element each
-        iteration stored (:attr:`prev_rows`): an untagged loop outside any parallel region
-        and simd loop, whose body reads the row's data space elsewhere; else None."""
-        if not self.prev_rows or n.tags or self.out.parallel or self._simd is not None:
+        iteration stored (:attr:`prev_rows`): a loop outside any simd loop whose body reads
+        the row's data space elsewhere, and either untagged outside any parallel region
+        (the serial kernels), or one whose iterations one thread runs in order inside a
+        wavefront executor: an untagged loop in the body of a rows loop (a coarse level's
+        part, a pipeline part) or, ``alone``, the rows loop of a run of narrow levels under
+        ``omp single``; else None.
+
+        Inside the executor the local still holds what memory holds at its index. Every
+        write of the row's data space in the loop's body is the kept element's (the
+        region's row scalar; a branch beside it writes none of it), an iteration's element
+        is its row's, ``D(order(pos))``, and each row is one position of the plan: so the
+        element this thread stored in an earlier iteration of this loop is written by no
+        other iteration. Another thread writing it before this thread reads it would race
+        with this thread's store, which the wavefront's legality (a plan's parts of a level
+        are independent; the plan check proves it) rules out, and this thread writes it
+        again only in a region that stores the new value in the local too. So every read
+        that takes ``spf_prev`` gets the bits memory would give: results stay bitwise those
+        of the serial loop. A generic ``parallel`` loop keeps none: nothing proves its
+        iterations' writes apart."""
+        if not self.prev_rows or self._simd is not None:
             return None
-        row = self._row_of(n.body)
-        if row is None or not reads_elsewhere(row, self.macros, n.body):
+        executor = alone or self._one_thread
+        if not alone and (n.tags or (self.out.parallel and not executor)):
+            return None
+        found = self._prev_region(n.body) if executor else None
+        row, region = found if found is not None else (self._row_of(n.body), n.body)
+        if row is None or not reads_elsewhere(row, self.macros, region):
             return None
         return row
+
+    def _prev_region(self, n: Node) -> tuple[RowScalar, Node] | None:
+        """The row scalar :meth:`_region` finds first below ``n`` (``n`` itself, the body of
+        a ``Bind``, a block's only item, the branch of an ``If`` whose other branch writes
+        none of its data space: an executor's row ``D(order(pos))`` lies below the bind of
+        its position's row, a fused loop's below the test of which kernel the row is), and
+        its region."""
+        row = self._row_of(n)
+        if row is not None:
+            return row, n
+        if isinstance(n, Bind):
+            return self._prev_region(n.body)
+        if isinstance(n, Block) and len(n.items) == 1:
+            return self._prev_region(n.items[0])
+        if isinstance(n, If):
+            found = self._prev_region(n.then)
+            if found is None or n.orelse is None:
+                return found
+            return None if writes_space(self.macros, n.orelse, found[0].space) else found
+        return None
 
     def _bind(self, n: Bind) -> None:
         """``const int64_t var = uf(args);`` (once per block), then its scope, where the
@@ -928,7 +971,7 @@ class CPrinter:
                 self.out.line(f"if ({one[0]})")
                 with self.out.braces():
                     self.out.omp("#pragma omp single", parallel=False)
-                    self.loop_only(n, simd)
+                    self.loop_only(n, simd, alone=True)
                 self.out.line("else")
                 with self.out.braces():
                     self.out.omp("#pragma omp for schedule(static)", parallel=False)
@@ -951,15 +994,16 @@ class CPrinter:
                     self.out.line(f"#pragma GCC unroll {t[7:-1]}")
         self.loop_only(n, simd)
 
-    def loop_only(self, n: For, simd: str | None = None) -> None:
+    def loop_only(self, n: For, simd: str | None = None, alone: bool = False) -> None:
         """The ``for`` statement of ``n`` and its body, without a pragma (``simd``: the
-        enclosing vector loop inside the body)."""
+        enclosing vector loop inside the body; ``alone``: a wavefront's rows loop that one
+        thread runs whole, :meth:`_prev_of`)."""
         simd = simd or self._simd
         end = _peel_end(n) if self._row_prev and simd is None else None
         if end is not None:  # only the last iteration's reads read the row before's local
             self._peeled(n, end)
             return
-        prev = self._prev_of(n) if simd is None else None
+        prev = self._prev_of(n, alone) if simd is None else None
         if prev is None:
             self._loop_text(n, simd, None)
             return
@@ -1007,15 +1051,19 @@ class CPrinter:
                 if first is not None and first[0] == n.var:  # a block's row (row_blocks)
                     for line in first[1]:
                         self.out.line(line)
-                if {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags):
+                tagged = {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags)
+                one = self._one_thread
+                if tagged:
                     self._workspace_bases()  # each thread's own copy
-                    self._fault_scope(lambda: self._region(n.body))
-                else:
-                    self._prev = prev
-                    try:
+                    self._one_thread = tagged == {"wavefront_rows"}  # one thread an iteration
+                self._prev = prev
+                try:
+                    if tagged:
+                        self._fault_scope(lambda: self._region(n.body))
+                    else:
                         self._region(n.body)
-                    finally:
-                        self._prev = None
+                finally:
+                    self._prev, self._one_thread = None, one
         finally:
             self._simd = outer
 

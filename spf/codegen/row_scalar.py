@@ -99,6 +99,28 @@ def reads_elsewhere(row: RowScalar, macros: dict[str, StmtMacro], region: Node) 
     return False
 
 
+def writes_space(macros: dict[str, StmtMacro], n: Node, space: str) -> bool:
+    """Whether ``n`` may write data space ``space``: a statement that assigns an element
+    of it, one that is not plain assignments and touches it, a Layer IV operation, a
+    buffer or a merge (their contents are not looked into)."""
+    if isinstance(n, (Alloc, Merge)):
+        return True
+    if isinstance(n, Block):
+        return any(writes_space(macros, item, space) for item in n.items)
+    if isinstance(n, (Bind, For)):
+        return writes_space(macros, n.body, space)
+    if isinstance(n, If):
+        rest = n.orelse is not None and writes_space(macros, n.orelse, space)
+        return rest or writes_space(macros, n.then, space)
+    macro = macros[n.stmt]  # a statement call
+    if macro.operation is not None:
+        return True
+    if not touches(macro, space):
+        return False
+    assigns = _assigns(n, macro)
+    return assigns is None or any(target == space for _, target, _, _ in assigns)
+
+
 def walk_calls(n: Node) -> Iterator[Call]:
     """The statement calls in ``n``, in order."""
     if isinstance(n, Block):

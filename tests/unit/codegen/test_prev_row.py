@@ -61,16 +61,54 @@ def test_a_solve_keeps_the_row_it_stored_for_the_next() -> None:
     assert f"spf_row -= A(k) * (col_k == {PREV}_at0 ? {PREV} : x(col_k));" in last
 
 
-def test_a_loop_in_a_parallel_region_reads_memory() -> None:
-    """The wavefront executor's rows run in other orders on several threads: no local of
-    the row before there (only the serial function keeps one)."""
+def _function(code: str, name: str) -> str:
+    body = code[code.index(f"void {name}(") :]
+    return body[: body.index("\n}\n")]
+
+
+def test_a_wavefront_part_keeps_the_row_it_stored_for_the_next() -> None:
+    """A coarse level's part runs its rows in order on one thread: the loop over its rows
+    keeps the element each row stored (``x(order(pos))``) as the serial loop does; the
+    ``omp for`` loop over the parts keeps none."""
     comp = kernels.trsv_diag_csr()
-    comp.wavefront("i")
+    comp.wavefront("i", method="coarse")
+    body = _function(comp.codegen(), "trsv_lower_csr")
+    parts = body.index("#pragma omp for schedule(static, 1)")
+    assert PREV not in body[:parts]
+    rows = body.index("for (int64_t i_pos = ")
+    assert f"{PREV} = 0;\n" in body[parts:rows]  # opened per part, before its rows
+    assert f"{PREV}_at0 = order_i_i_pos;" in body[rows:]
+    assert f"(col_k == {PREV}_at0 ? {PREV} : x(col_k))" in body[rows:]
+
+
+def test_a_run_of_narrow_levels_keeps_it_on_its_one_thread() -> None:
+    """``method="levels"``: a group run by ``omp single`` keeps the row before; the same
+    rows dealt over the team by ``omp for`` read memory."""
+    comp = kernels.trsv_diag_csr()
+    comp.wavefront("i", method="levels")
+    body = _function(comp.codegen(), "trsv_lower_csr")
+    single, spread = body.split("#pragma omp for schedule(static)")
+    assert "#pragma omp single" in single
+    assert f"{PREV}_at0 = order_i_i_pos;" in single
+    assert PREV not in spread
+
+
+def test_a_generic_parallel_loop_reads_memory() -> None:
+    """A loop inside a ``parallel`` loop (not a wavefront's part) keeps no row before: only
+    the wavefront's legality proves that no other thread writes the element kept."""
+    comp = spf.Computation("slices")
+    comp.add_data_space("D", "double", shape=("T", "N"))
+    dom = "{[t,i,j]: 0 <= t < T && 0 <= i < N && 0 <= j < N}"
+    comp.add_stmt(spf.Stmt("$D$(t,i) += $D$(t,j) * 0.5;", dom, "{[t,i,j] -> [0,t,0,i,0,j,0]}"))
+    comp.add_stmt(spf.Stmt("$D$(t,i) *= 0.75;", dom, "{[t,i,j] -> [0,t,0,i,0,j,1]}"))
+    serial = comp.codegen()
+    assert PREV in serial
+    for s in comp.stmts:
+        s.parallelize("t")
     code = comp.codegen()
-    assert "#pragma omp" in code
-    for fn in code.split("\nvoid ")[1:]:
-        if "#pragma omp parallel" in fn[: fn.index("\n}\n")]:
-            assert PREV not in fn[: fn.index("\n}\n")]
+    assert "#pragma omp parallel for" in code
+    assert NAME in code
+    assert PREV not in code
 
 
 def test_a_loop_that_reads_no_other_element_keeps_none() -> None:
@@ -117,3 +155,52 @@ def test_a_row_reading_the_one_before_at_every_entry() -> None:
     assert PREV in code
     comp.compile()(D=got, N=n)
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("team", [1, 2])
+def test_wavefront_parts_are_the_statements_bit_for_bit(team: int) -> None:
+    """The coarse executor's parts and the levels executor's narrow runs, which keep the row
+    before, at one and two threads: the bits of the statements run one by one."""
+    from spf.runtime import threads
+
+    n = 700
+    args = _banded_lower(n, 12)
+    b = np.random.default_rng(5).uniform(-1.0, 1.0, n)
+    want = _in_order(args, b, upper=False, sweep=False)
+    grid = spf.sparse.gauss_seidel_args(spf.sparse.poisson2d(30), index_dtype="int32")
+    b_grid = np.random.default_rng(6).uniform(-1.0, 1.0, 900)
+    want_grid = _in_order(grid, b_grid, upper=False, sweep=False)
+    adaptive = threads.set_adaptive(False)
+    try:
+        with threads.openmp_threads(team):
+            for method, strategy in (("coarse", "coarse"), ("levels", "wavefront")):
+                comp = kernels.trsv_diag_csr()
+                comp.wavefront("i", method=method)
+                k = comp.compile()
+                for a, rhs, expect in ((args, b, want), (grid, b_grid, want_grid)):
+                    plan = k.inspect(strategy=strategy, threads=2, **a)  # type: ignore[attr-defined]
+                    x = np.zeros(len(rhs))
+                    k(x=x, b=rhs, plan=plan, **a)
+                    assert np.array_equal(x, expect), method
+    finally:
+        threads.set_adaptive(adaptive)
+
+
+def test_a_fused_part_keeps_the_solve_row_beside_the_product() -> None:
+    """A solve fused with a product of its solution (pipeline parts): the solve's branch
+    keeps the row before; the product's branch writes ``y`` only and reads ``x`` from memory."""
+    comp = spf.Computation("solve_mv_prev")
+    for name in ("x", "b", "y"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    spaces = {"x": "x", "A": "A", "b": "b"}
+    comp.append_computation(kernels.trsv_diag_csr(), "{[]}", "{[] -> [0]}", spaces)
+    spaces = {"y": "y", "A": "A", "x": "x"}
+    comp.append_computation(kernels.spmv_csr(), "{[]}", "{[] -> [1]}", spaces)
+    comp.fuse("s2", "s3", 1)
+    comp.wavefront("_i0_i")
+    body = comp.codegen()
+    solve, product = body[body.index("for (int64_t _i0_i_pos") :].split("else", 1)
+    assert f"{PREV}_at0 = order__i0_i__i0_i_pos;" in solve
+    assert f"? {PREV} : x(col__i0_k))" in solve
+    assert PREV not in product

@@ -46,21 +46,39 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, int64_t nparts_i, con
         {
           const int64_t partptr_i_1_i_part = partptr_i(1 + i_part);
           const int64_t partptr_i_i_part = partptr_i(i_part);
-          for (int64_t i_pos = partptr_i_i_part; i_pos < partptr_i_1_i_part; i_pos++)
           {
-            const int64_t order_i_i_pos = order_i(i_pos);
+            double spf_prev = 0;
+            int64_t spf_prev_at0 = INT64_MIN;
+            for (int64_t i_pos = partptr_i_i_part; i_pos < partptr_i_1_i_part; i_pos++)
             {
-              double spf_row;
-              spf_row = f(order_i_i_pos);
-              const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
-              const int64_t rowptr_i = rowptr(order_i_i_pos);
-              for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
+              const int64_t order_i_i_pos = order_i(i_pos);
               {
-                const int64_t col_k = col(k);
-                spf_row -= L(k) * u(col_k);
+                double spf_row;
+                spf_row = f(order_i_i_pos);
+                const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
+                const int64_t rowptr_i = rowptr(order_i_i_pos);
+                {
+                  const int64_t spf_first_k = rowptr_i;
+                  const int64_t spf_end_k = rowptr_1_i - 1;
+                  if (spf_first_k < spf_end_k)
+                  {
+                    for (int64_t k = spf_first_k; k < spf_end_k - 1; k++)
+                    {
+                      const int64_t col_k = col(k);
+                      spf_row -= L(k) * u(col_k);
+                    }
+                    {
+                      const int64_t k = spf_end_k - 1;
+                      const int64_t col_k = col(k);
+                      spf_row -= L(k) * (col_k == spf_prev_at0 ? spf_prev : u(col_k));
+                    }
+                  }
+                }
+                spf_row = spf_row / L(rowptr_1_i - 1);
+                u(order_i_i_pos) = spf_row;
+                spf_prev = spf_row;
+                spf_prev_at0 = order_i_i_pos;
               }
-              spf_row = spf_row / L(rowptr_1_i - 1);
-              u(order_i_i_pos) = spf_row;
             }
           }
         }
