@@ -203,7 +203,7 @@ def check_storage(ir: ComputationIR) -> None:
     for buffer, accs in _buffer_accesses(ir).items():
         writes = [a for a in accs if a.kind == "write" and a.space in placements]
         reads = [a for a in accs if a.kind == "read" and a.space in placements]
-        _check_entry_values(ir, buffer, accs)
+        _check_entry_values(ir, buffer, reads, accs)
         for r in reads:
             mine = [w for w in writes if w.space == r.space]
             for w2 in mine:
@@ -212,7 +212,9 @@ def check_storage(ir: ComputationIR) -> None:
                     _check_triple(ir, buffer, w1, w2, r)
 
 
-def _check_entry_values(ir: ComputationIR, buffer: str, accs: list[_Acc]) -> None:
+def _check_entry_values(
+    ir: ComputationIR, buffer: str, reads: list[_Acc], accs: list[_Acc]
+) -> None:
     """What a statement reads before any statement writes that element is the data
     space's value on entry: the caller's input for a kernel argument, zero for a local
     (``add_local``). A layout must keep it:
@@ -222,9 +224,9 @@ def _check_entry_values(ir: ComputationIR, buffer: str, accs: list[_Acc]) -> Non
       would read zeros), refused;
     - a local's zero is gone where another element was written to the same location
       earlier in the same allocation (``t(i) += x(i)`` with ``t`` folded to one cell would
-      accumulate every ``x``), refused."""
-    placed = {p.data_space for p in ir.placements}
-    reads = [a for a in accs if a.kind == "read" and a.space in placed]
+      accumulate every ``x``), refused.
+
+    ``reads``: ``accs``' reads of placed data spaces (:func:`check_storage`'s)."""
     writes = [a for a in accs if a.kind == "write"]
     argument = _buffer(ir, buffer).argument
     taken = set(ir.params)

@@ -51,6 +51,7 @@ from spf.codegen.loop_ast import (
     Op,
     UFRead,
     Var,
+    conjunction,
     cursor_exprs,
 )
 from spf.codegen.loop_ast import expr_vars as _expr_vars
@@ -777,9 +778,9 @@ def fact_check_lines(
 
     env = dict(zip(params, args, strict=True))
     guard = [_condition(t, env, bound) for t in check.guard]
-    holds = _conjunction([_condition(t, env, bound) for t in check.conclusion])
+    holds = conjunction([_condition(t, env, bound) for t in check.conclusion])
     fails = Op("==", (holds, Int(0)))
-    cond = _conjunction([*guard, fails])
+    cond = conjunction([*guard, fails])
     if flags:
         bit = f"((uint64_t)1 << {min(check.fact, FACT_BITS - 1)})"
         if _peeks(cond):  # a peek is safe behind its guard only
@@ -829,13 +830,6 @@ def _peeks(e: Expr) -> bool:
     if isinstance(e, UFRead):
         return True
     return isinstance(e, Op) and any(_peeks(a) for a in e.args)
-
-
-def _conjunction(parts: list[Expr]) -> Expr:
-    out = parts[0] if parts else Int(1)
-    for p in parts[1:]:
-        out = Op("&&", (out, p))
-    return out
 
 
 def _condition(term: tuple[bool, Aff], env: dict[str, Expr], bound: dict[BoundKey, str]) -> Expr:

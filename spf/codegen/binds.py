@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from spf.codegen.loop_ast import Bind, Block, Expr, If, Node, Op, expr_vars, uses
+from spf.codegen.loop_ast import Bind, Block, Expr, If, Node, Op, conjunction, expr_vars, uses
 
 
 def bind_where_used(
@@ -63,10 +63,6 @@ def _conjuncts(cond: Expr) -> list[Expr]:
     return [cond]
 
 
-def _and(conds: Sequence[Expr]) -> Expr:
-    return conds[0] if len(conds) == 1 else Op("&&", tuple(conds))
-
-
 def _under_guard(var: str, uf: str, args: tuple[Expr, ...], body: If) -> Node | None:
     """``if (a && b) X`` whose ``b`` uses ``var`` and ``a`` does not, as ``if (a) { read
     var; if (b) X }``: ``a`` may be what keeps the read's arguments in the UF's domain
@@ -77,7 +73,7 @@ def _under_guard(var: str, uf: str, args: tuple[Expr, ...], body: If) -> Node | 
     if not free:
         return None
     rest = [c for c in conds if var in set(expr_vars(c))]
-    return If(_and(free), Bind(var, uf, args, If(_and(rest), body.then)))
+    return If(conjunction(free), Bind(var, uf, args, If(conjunction(rest), body.then)))
 
 
 def _in_block(var: str, uf: str, args: tuple[Expr, ...], block: Block, below_guards: bool) -> Block:

@@ -181,12 +181,6 @@ class CPrinter:
     (:mod:`spf.codegen.row_scalar`); printers of other targets leave their loops as
     written."""
 
-    prev_rows = True
-    """In a loop outside any parallel region whose body keeps a row scalar and reads its
-    data space elsewhere (a solve's ``x(col(k))``), keep the element each iteration stored
-    in a local too, and read it from there when a later iteration's read lands on it
-    (:func:`spf.codegen.row_scalar.prev_open_lines`)."""
-
     arg_checks = False
     """Also print the checked function (:mod:`spf.codegen.arg_checks`) when the kernel reads
     index arrays (``print_c(..., arg_checks=True)``)."""
@@ -652,7 +646,8 @@ class CPrinter:
 
     def _prev_of(self, n: For, alone: bool = False) -> RowScalar | None:
         """The row scalar of loop ``n``'s body when the loop keeps the element each
-        iteration stored (:attr:`prev_rows`): a loop outside any simd loop whose body reads
+        iteration stored (:func:`spf.codegen.row_scalar.prev_open_lines`; with
+        :attr:`row_scalars`): a loop outside any simd loop whose body reads
         the row's data space elsewhere, and either untagged outside any parallel region
         (the serial kernels), or one whose iterations one thread runs in order inside a
         wavefront executor: an untagged loop in the body of a rows loop (a coarse level's
@@ -671,7 +666,7 @@ class CPrinter:
         that takes ``spf_prev`` gets the bits memory would give: results stay bitwise those
         of the serial loop. A generic ``parallel`` loop keeps none: nothing proves its
         iterations' writes apart."""
-        if not self.prev_rows or self._simd is not None:
+        if self._simd is not None:
             return None
         executor = alone or self._one_thread
         if not alone and (n.tags or (self.out.parallel and not executor)):

@@ -12,7 +12,7 @@ Statements: ``For``, ``If``, ``Block``, ``Bind`` (a UF value read once into a lo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from spf.cexpr import Name
@@ -259,6 +259,15 @@ def substitute(n: Node, values: Mapping[str, Expr]) -> Node:
     if not values:
         return n
     return map_node(n, lambda e: values.get(e.name) if isinstance(e, Var) else None)
+
+
+def conjunction(parts: Sequence[Expr]) -> Expr:
+    """``parts[0] && parts[1] && ...`` as nested two-operand ``&&`` (what the printers and
+    the self-check read); ``1`` when there are none."""
+    out = parts[0] if parts else Int(1)
+    for p in parts[1:]:
+        out = Op("&&", (out, p))
+    return out
 
 
 def walk(n: Node) -> Iterator[Node]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
-from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node
+from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node, walk
 
 if TYPE_CHECKING:
     from spf.codegen.program import Program, StmtMacro
@@ -85,7 +85,7 @@ def reads_elsewhere(row: RowScalar, macros: dict[str, StmtMacro], region: Node) 
     """Whether a statement of ``region`` reads ``row``'s data space at an index other than
     the element's (a solve's ``x(col(k))``): only then does the previous iteration's value
     have a read to serve."""
-    for n in walk_calls(region):
+    for n in (c for c in walk(region) if isinstance(c, Call)):
         macro = macros[n.stmt]
         if not touches(macro, row.space):
             continue
@@ -119,21 +119,6 @@ def writes_space(macros: dict[str, StmtMacro], n: Node, space: str) -> bool:
         return False
     assigns = _assigns(n, macro)
     return assigns is None or any(target == space for _, target, _, _ in assigns)
-
-
-def walk_calls(n: Node) -> Iterator[Call]:
-    """The statement calls in ``n``, in order."""
-    if isinstance(n, Block):
-        for item in n.items:
-            yield from walk_calls(item)
-    elif isinstance(n, (Bind, For)):
-        yield from walk_calls(n.body)
-    elif isinstance(n, If):
-        yield from walk_calls(n.then)
-        if n.orelse is not None:
-            yield from walk_calls(n.orelse)
-    elif isinstance(n, Call):
-        yield n
 
 
 def expanded(macro: StmtMacro, call: Call) -> tuple[cx.Stmt, ...]:

@@ -29,10 +29,11 @@ source data violating the source's assumptions (an unsorted CSR row).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -46,9 +47,6 @@ from spf.formats.sizing import Ties, allocate, check_ties, extent
 from spf.formats.spanning import fibers_spanning, spanning
 
 __all__ = ["Conversion", "ConversionKernel", "convert"]
-
-_UNSET: Any = object()
-"""Not looked up yet (``ConversionKernel._rows``)."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +194,6 @@ class ConversionKernel:
     kernel: Any
     check: bool = True
     _ties: Ties | None = field(default=None, init=False, repr=False)
-    _compressed_source: object = field(default=_UNSET, init=False, repr=False)
 
     def _ranked(self, sizes: dict[str, int]) -> dict[str, int]:
         """``sizes`` with the sizes of the conversion's ranks (:mod:`spf.formats.ranks`)."""
@@ -318,7 +315,7 @@ class ConversionKernel:
         (:mod:`spf.formats.spanning`), and how an error then counts positions (empty:
         as the caller's arrays do)."""
         src = self.conv.src
-        rows = self._rows()
+        rows = self._rows
         if rows is None:
             return args, ""
         if isinstance(rows, int):  # CSF(rows)
@@ -335,21 +332,20 @@ class ConversionKernel:
             f"{src.value} from entry {first} on"
         )
 
+    @functools.cached_property
     def _rows(self) -> tuple[str, str, str] | int | None:
         """``(pointer array, index array, outer extent)`` of a compressed source (CSR,
         CSC), the order of a CSF source (:mod:`spf.formats.spanning`), or None; looked up
         once per kernel."""
-        if self._compressed_source is _UNSET:
-            from spf.formats.tensor import csf_order
+        from spf.formats.tensor import csf_order
 
-            src = self.conv.src
-            rows: tuple[str, str, str] | int | None = csf_order(src)
-            if rows is None and len(src.coords) == 2 and len(src.positions) == 1:
-                comp = _compressed(src) if src.value_shape == ("NNZ",) else None
-                if comp is not None and src.shape[comp.outer].isidentifier():
-                    rows = (comp.ptr, comp.idx, src.shape[comp.outer])
-            self._compressed_source = rows
-        return cast("tuple[str, str, str] | int | None", self._compressed_source)
+        src = self.conv.src
+        rows: tuple[str, str, str] | int | None = csf_order(src)
+        if rows is None and len(src.coords) == 2 and len(src.positions) == 1:
+            comp = _compressed(src) if src.value_shape == ("NNZ",) else None
+            if comp is not None and src.shape[comp.outer].isidentifier():
+                rows = (comp.ptr, comp.idx, src.shape[comp.outer])
+        return rows
 
     def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv

@@ -96,7 +96,7 @@ def test_kernel_without_assumptions_or_obligations_has_no_checker() -> None:
 def test_bounds_obligation_is_checked_at_run_time() -> None:
     # The solve reads the diagonal at L(rowptr(i+1) - 1): in bounds only when no row is
     # empty, which no static proof knows; the kernel checks it on its arguments
-    # (triangular=False: without the assumptions that would imply it, ROW_NOT_EMPTY among them)
+    # (triangular=False: without the assumptions that would imply it, DIAGONAL_STORED among them)
     k = spf.kernels.sptrsv_csr(triangular=False).compile()
     f = np.ones(2)
     good = {

@@ -17,8 +17,8 @@ GOOD = [0, 0, 1, 1, 2, 0, 1, 3]
 
 
 def _lower_and_diagonal_last() -> spf.Computation:
-    """sptrsv_csr with its two ordering facts only (not ROW_NOT_EMPTY and DIAGONAL_STORED,
-    which imply the lower fact): the kernel whose lower fact is tested at the diagonal."""
+    """sptrsv_csr with its two ordering facts only (not DIAGONAL_STORED, which with them
+    implies the lower fact): the kernel whose lower fact is tested at the diagonal."""
     comp = spf.kernels.sptrsv_csr(triangular=False)
     comp.assume(spf.kernels.TRIANGULAR)
     comp.assume(spf.kernels.DIAGONAL_LAST)
