@@ -15,7 +15,6 @@ of :mod:`spf.codegen.verify`; a buffer it cannot prove this for is refused with 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.loop_ast import Alloc, Bind, Block, For, If, Node
@@ -38,9 +37,7 @@ def check_split_iterations(
     from spf.analysis.bounds import call_context
     from spf.analysis.preconditions import parameter_text
 
-    pieces = list(_pieces(_without_allocs(body), (), pos, users))
-    if len(pieces) < 2:
-        return
+    pieces = list(_pieces(body, (), pos, users))
     context = call_context(ir)
     given = () if context is None else (parameter_text(context),)
     ufs = ir.uf_decls
@@ -67,21 +64,6 @@ def check_split_iterations(
                 )
 
 
-def _without_allocs(n: Node) -> Node:
-    """``n`` without its :class:`Alloc` nodes (the paths of :mod:`spf.codegen.verify` do
-    not pass them)."""
-    if isinstance(n, Alloc):
-        return _without_allocs(n.body)
-    if isinstance(n, Block):
-        return Block(tuple(_without_allocs(item) for item in n.items))
-    if isinstance(n, (For, Bind)):
-        return replace(n, body=_without_allocs(n.body))
-    if isinstance(n, If):
-        orelse = None if n.orelse is None else _without_allocs(n.orelse)
-        return If(n.cond, _without_allocs(n.then), orelse)
-    return n
-
-
 def _pieces(
     n: Node, steps: tuple[_Step, ...], pos: int, users: set[str]
 ) -> Iterator[tuple[tuple[_Step, ...], For]]:
@@ -98,6 +80,8 @@ def _pieces(
         yield from _pieces(n.body, (*steps, n), pos, users)
     elif isinstance(n, Bind):
         yield from _pieces(n.body, (*steps, n), pos, users)
+    elif isinstance(n, Alloc):
+        yield from _pieces(n.body, steps, pos, users)
     elif isinstance(n, If):
         yield from _pieces(n.then, (*steps, _Guard(n.cond, False)), pos, users)
         if n.orelse is not None:

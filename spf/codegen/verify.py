@@ -48,6 +48,7 @@ from spf.analysis.bounds import values_in_ranges
 from spf.analysis.dependences import padded
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
+    Alloc,
     Bind,
     Block,
     Call,
@@ -208,6 +209,8 @@ def _sites(n: Node, steps: tuple[_Step, ...] = ()) -> Iterator[_Site]:
         yield from _sites(n.then, (*steps, _Guard(n.cond, False)))
         if n.orelse is not None:
             yield from _sites(n.orelse, (*steps, _Guard(n.cond, True)))
+    elif isinstance(n, Alloc):  # a buffer's scope (placed after the self-check runs)
+        yield from _sites(n.body, steps)
     elif isinstance(n, Call):
         yield _Site(n.stmt, steps, n.args)
 
