@@ -78,6 +78,8 @@ def fibers_spanning(
     ``NNZ<l>`` and ``NNZ``): level by level, the entries the root's pointers reach, each
     level's pointers shifted down to them; ``(args, None)`` when every level already spans
     its entries or anything is off, else the lowest first entry of any level."""
+    if _fibers_span_all(args, order, value):  # the common call: O(levels)
+        return dict(args), None
     out = dict(args)
     lo, hi, changed, first = 0, 1, False, 0
     for lv in range(1, order + 1):
@@ -107,3 +109,21 @@ def fibers_spanning(
         return dict(args), None
     out[value] = vals[lo:hi]
     return out, first
+
+
+def _fibers_span_all(args: Mapping[str, Any], order: int, value: str) -> bool:
+    """Whether every level's pointers run from 0 to its size over all of them (what
+    :func:`fibers_spanning` would leave alone), read at their ends only."""
+    hi = 1
+    for lv in range(1, order + 1):
+        p, crd = args.get(f"pos{lv}"), args.get(f"crd{lv}")
+        size = _size(args.get("NNZ" if lv == order else f"NNZ{lv}"))
+        if not (type(p) is np.ndarray and type(crd) is np.ndarray and size is not None):
+            return False
+        if p.ndim != 1 or p.dtype.kind not in "iu" or p.size != hi + 1 or crd.size != size:
+            return False
+        if p[0] != 0 or p[-1] != size:
+            return False
+        hi = size
+    vals = args.get(value)
+    return type(vals) is np.ndarray and vals.ndim == 1 and vals.size == _size(args.get("NNZ"))
