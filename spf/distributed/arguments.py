@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.errors import ArgumentError
+from spf.runtime.checks import real_constant
 from spf.runtime.checksum import digest as digest_array
 
 AGREEMENT = 9
@@ -33,16 +34,7 @@ if TYPE_CHECKING:
 def scalar(kernel: str, a: Arg, value: Any) -> Any:
     """A parameter (an int) or a constant of a floating type."""
     if a.ctype in ("double", "float"):
-        if isinstance(value, bool | np.bool_ | np.complexfloating) or not isinstance(
-            value, int | float | np.number
-        ):  # a complex value would lose its imaginary part in a double
-            raise ArgumentError(
-                f"{kernel}: constant {a.name} must be a number (real: it is a double)"
-            )
-        try:
-            return float(value)
-        except OverflowError:
-            raise ArgumentError(f"{kernel}: constant {a.name} does not fit a double") from None
+        return real_constant(kernel, a.name, value)
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise ArgumentError(f"{kernel}: parameter {a.name} must be an int")
     return int(value)

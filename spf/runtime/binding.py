@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spf.errors import ArgumentError, CodegenError, VerifyError
-from spf.runtime.checks import Array, UFCheck
+from spf.runtime.checks import Array, UFCheck, real_constant
 from spf.runtime.device_arrays import has_interface
 from spf.sets.expr import Evaluator, compile_expr
 
@@ -568,21 +568,7 @@ class Binder:
         label = name if self.context is None else f"argument {name!r}"
         if value is _MISSING:
             raise ArgumentError(f"missing parameter {name}{self._of}; pass {name}=<number>")
-        if isinstance(value, np.ndarray) and value.ndim == 0:  # a 0-d array holds the scalar
-            value = value[()]
-        if isinstance(value, bool | np.bool_ | np.complexfloating) or not isinstance(
-            value, int | float | np.number
-        ):  # a complex value would lose its imaginary part in a double
-            raise ArgumentError(
-                f"{label}: constant {name!r} must be a number (real: it is a double), got "
-                f"{type(value).__name__} {value!r}"
-            )
-        try:
-            return float(value)
-        except OverflowError:  # an int beyond the doubles
-            raise ArgumentError(
-                f"{label}: constant {name!r} = {value} does not fit a double"
-            ) from None
+        return real_constant(label, name, value)
 
     def _missing_arrays(self, args: Mapping[str, object]) -> ArgumentError:
         show = str if self.context is None else repr

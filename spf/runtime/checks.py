@@ -244,3 +244,23 @@ def with_params(params: dict[str, int]) -> str:
     """`` (with M=3, N=4)`` for a message (empty without parameters)."""
     text = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
     return f" (with {text})" if text else ""
+
+
+def real_constant(label: str, name: str, value: object) -> float:
+    """``value`` bound to the floating constant ``name`` (a C double), or an
+    :class:`~spf.errors.ArgumentError` starting with ``label``: a real number (a 0-d array
+    holds one), not a bool or a complex (which would lose its imaginary part), within the
+    doubles. Shared by the kernels' binding and the MPI runtime's."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_ | np.complexfloating) or not isinstance(
+        value, int | float | np.number
+    ):
+        raise ArgumentError(
+            f"{label}: constant {name!r} must be a number (real: it is a double), got "
+            f"{type(value).__name__} {value!r}"
+        )
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond the doubles
+        raise ArgumentError(f"{label}: constant {name!r} = {value} does not fit a double") from None
