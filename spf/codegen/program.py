@@ -272,18 +272,16 @@ def lower(ir: ComputationIR, name: str | None = None) -> Program:
         raise CodegenError(f"function name {fname!r} is not a C identifier")
     if not ir.parsed_stmts:
         raise CodegenError(f"computation {ir.name} has no statements to generate")
-    _check_function_name(ir, fname)
+    stmts = [s.name for s in ir.parsed_stmts]
+    macros: dict[str, Collection[str]] = {
+        "data space": ir.data_space_table,
+        "UF": ir.uf_decls,
+        "buffer": _buffers(ir),
+    }
+    _check_function_name(ir.name, fname, stmts, macros)
     from spf.codegen.verify import verify
 
-    check_statement_names(
-        (s.name for s in ir.parsed_stmts),
-        {
-            "data space": ir.data_space_table,
-            "UF": ir.uf_decls,
-            "buffer": _buffers(ir),
-            "symbolic constant": ir.params,
-        },
-    )
+    check_statement_names(stmts, {**macros, "symbolic constant": ir.params})
     from spf.codegen.merge import merging
 
     scanned, expand = merging(ir)  # co-iterated loops: one placeholder each, then merges
@@ -428,21 +426,17 @@ define ``spf_min``/``spf_max``), so that a data space, loop or statement may be 
 ``min`` or ``max``."""
 
 
-def _check_function_name(ir: ComputationIR, fname: str) -> None:
+def _check_function_name(
+    comp: str, fname: str, stmts: Sequence[str], macros: Mapping[str, Collection[str]]
+) -> None:
     """Refuse a function name that is also a name the generated code defines a function-like
-    macro for (a data space, UF, buffer or statement, or a statement's ``_target`` /
+    macro for (``macros``: a kind's names; or a statement, or a statement's ``_target`` /
     ``_value``): the macro would rewrite the function's own name (gcc fails)."""
-    stmts = [s.name for s in ir.parsed_stmts]
-    macros = {
-        "data space": set(ir.data_space_table),
-        "UF": set(ir.uf_decls),
-        "buffer": set(_buffers(ir)),
-        "statement": {*stmts, *(f"{s}_target" for s in stmts), *(f"{s}_value" for s in stmts)},
-    }
-    for kind, names in macros.items():
+    own = {*stmts, *(f"{s}_target" for s in stmts), *(f"{s}_value" for s in stmts)}
+    for kind, names in {**macros, "statement": own}.items():
         if fname in names:
             raise CodegenError(
-                f"function name {fname} is also the name of a {kind} of {ir.name}: the "
+                f"function name {fname} is also the name of a {kind} of {comp}: the "
                 f"generated code defines a macro {fname}(...) for it, which would rewrite the "
                 "function's own name; name the computation (or codegen/compile's name=) "
                 "otherwise"
