@@ -180,10 +180,7 @@ class Scanner:
             local.append(self._register(uf, exprs, self._written_level(stmt, uf)))
         iset = view.iset
         n = self.width
-        iset = iset.move_dims(DT.param, iset.dim(DT.param), DT.set, n, len(local))
-        first = iset.dim(DT.param) - len(local)
-        for k, var in enumerate(local):
-            iset = iset.set_dim_name(DT.param, first + k, var)
+        iset = _to_params(iset, n, local)
         for var in local:  # declared ranges bound loops scanned before a value is known
             fact = self._range_fact(var).align_params(iset.get_space())
             iset = iset.align_params(fact.get_space()).intersect_params(fact)
@@ -323,9 +320,7 @@ class Scanner:
     # --- isl helpers
     def _restrict(self, s: StmtScan, a: int, b: int, scope: set[str]) -> isl.Set:
         iset = s.iset.project_out(DT.set, b + 1, self.width - b - 1)
-        iset = iset.move_dims(DT.param, iset.dim(DT.param), DT.set, 0, a)
-        for k in range(a):
-            iset = iset.set_dim_name(DT.param, iset.dim(DT.param) - a + k, self.names[k])
+        iset = _to_params(iset, 0, self.names[:a])
         for name in list(iset.get_var_names(DT.param)):
             if name in self.values and name not in scope:
                 pos = iset.find_dim_by_name(DT.param, name)
@@ -335,11 +330,7 @@ class Scanner:
     def _outer(self, s: StmtScan, a: int, parent: set[str]) -> isl.Set:
         """What the enclosing loops enforce for ``s`` (as a parameter set)."""
         iset = self._restrict(s, 0, a - 1, parent)
-        n = iset.dim(DT.set)
-        iset = iset.move_dims(DT.param, iset.dim(DT.param), DT.set, 0, n)
-        for k in range(n):
-            iset = iset.set_dim_name(DT.param, iset.dim(DT.param) - n + k, self.names[k])
-        return iset.params()
+        return _to_params(iset, 0, self.names[: iset.dim(DT.set)]).params()
 
     def _context(self, scope: set[str], outer: Sequence[str]) -> isl.Set:
         """The parameters, the loops outside and the values in ``scope`` with their range
@@ -593,11 +584,7 @@ class Scanner:
         """The points of ``label`` at segment ``a .. b`` as a parameter set over the
         positions up to ``b`` (the scope's values and the constants are parameters)."""
         pts = self._restrict(self.stmts[label], a, b, scope)
-        m = pts.dim(DT.set)
-        pts = pts.move_dims(DT.param, pts.dim(DT.param), DT.set, 0, m)
-        for k in range(m):
-            pts = pts.set_dim_name(DT.param, pts.dim(DT.param) - m + k, self.names[a + k])
-        return pts.params()
+        return _to_params(pts, 0, self.names[a : a + pts.dim(DT.set)]).params()
 
     def _read_guard(self, var: str, points: isl.Set, known: Sequence[str]) -> Expr | None:
         """The condition that ``var``'s call has arguments in its UF's domain, or None when
@@ -607,10 +594,7 @@ class Scanner:
         n = fact.dim(DT.set)
         b = self.values[var].level
         cond = fact.project_out(DT.set, b + 1, n - b - 1)
-        cond = cond.move_dims(DT.param, cond.dim(DT.param), DT.set, 0, b + 1)
-        for k in range(b + 1):
-            cond = cond.set_dim_name(DT.param, cond.dim(DT.param) - b - 1 + k, self.names[k])
-        cond = cond.params()
+        cond = _to_params(cond, 0, self.names[: b + 1]).params()
         where = points
         for k in range(cond.dim(DT.param)):  # the declared ranges of the values it reads
             name = cond.get_dim_name(DT.param, k)
@@ -861,6 +845,17 @@ def _tags(stmt: ParsedStmt, width: int) -> dict[int, tuple[str, ...]]:
         if loop in outs:
             out[outs.index(loop)] = tuple(tags)
     return out
+
+
+def _to_params(iset: isl.Set, first: int, names: Sequence[str]) -> isl.Set:
+    """``iset`` with its set dimensions ``first .. first + len(names) - 1`` moved to the end
+    of its parameters, named ``names``."""
+    n = len(names)
+    iset = iset.move_dims(DT.param, iset.dim(DT.param), DT.set, first, n)
+    base = iset.dim(DT.param) - n
+    for k, name in enumerate(names):
+        iset = iset.set_dim_name(DT.param, base + k, name)
+    return iset
 
 
 def _param_fact(fact: isl.Set, var: str) -> isl.Set:
