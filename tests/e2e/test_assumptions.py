@@ -214,6 +214,41 @@ def test_uf_fact_without_variables() -> None:
         k(A=np.ones(3), col=col, NNZ=3, **args)
 
 
+def _gather_past_the_rows(extra: int) -> Any:
+    """``y(i) = x(f(i))`` for ``i < N`` with ``f`` declared on ``0 .. N + extra`` and the
+    assumption ``f(i) + 2 >= i`` on all of it: the loops visit every point but ``extra + 1``."""
+    comp = Computation("gather_past_the_rows")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.declare_uf("f", domain=f"{{[i]: 0 <= i <= N + {extra}}}", range="{[v]: 0 <= v < N}",
+                    dtype="int32")  # fmt: skip
+    comp.assume("forall i: f(i) + 2 >= i")
+    comp.add_stmt(Stmt("$y$(i) = $x$(j);", "{[i, j]: 0 <= i < N && j = f(i)}",
+                       "{[i, j] -> [0, i, 0, j, 0]}"))  # fmt: skip
+    return comp.compile()
+
+
+@pytest.mark.parametrize(("extra", "first"), [(0, "in loop"), (1, "before loops")])
+def test_a_fact_the_loops_visit_but_at_one_point_is_tested_there_and_that_point_first(
+    extra: int, first: str
+) -> None:
+    """The loops test a fact they visit everywhere but at one point (every variable fixed:
+    here ``i = N``), and that point is tested before them; two points left (``extra=1``):
+    the fact is tested whole before the loops, as any fact the loops miss."""
+    k = _gather_past_the_rows(extra)
+    assert [c.first for c in k.check_cost] == [first]
+    x, y = np.arange(1.0, 5.0), np.zeros(4)
+    f = np.array([0, 0, 1, 2, 3, 4][: 5 + extra], np.int32)  # f(N) = 3, f(N + 1) = 4 unread
+    f[4:] = 3
+    k(y=y, x=x, f=f, N=4)
+    assert list(y) == [1.0, 1.0, 2.0, 3.0]
+    f[4] = 0  # breaks the fact at i = N = 4, which no statement instance visits
+    y[:] = 7.0
+    with pytest.raises(ArgumentError, match=r"f\(i\) \+ 2 >= i' does not hold.*at i = 4 "):
+        k(y=y, x=x, f=f, N=4)
+    assert list(y) == [7.0] * 4  # refused before the loops ran
+
+
 def test_sptrsv_tests_its_diagonal_in_the_loops_and_the_point_before_row_0_first() -> None:
     """:data:`spf.kernels.DIAGONAL_STORED` (``k = rowptr(i+1) - 1 => col(k) = i``) is tested
     where the division reads a row's last entry, not in a pass over every row before the
