@@ -331,7 +331,9 @@ DIAGONAL_STORED = "forall i, k: k = rowptr(i+1) - 1 => col(k) = i"
 """The entry before row ``i + 1``'s first is in column ``i``: row ``i``'s last entry is its
 diagonal, and no row is empty (an empty row ``i > 0`` would end at row ``i - 1``'s last
 entry, in column ``i - 1``; an empty first row fails the division's bounds obligation
-``0 <= k``). One test per row, before the loops on new contents."""
+``0 <= k``). One test per row, in the loops on new contents, where the division reads the
+row's last entry; its point ``i = -1`` (``rowptr(0) = 0``, in effect), which no row visits,
+before them (:func:`spf.analysis.fact_plan.in_loop_cover`)."""
 
 
 def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Computation:

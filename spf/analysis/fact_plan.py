@@ -349,6 +349,30 @@ def in_loop_checks(
     or None. ``pairs``: ``(first, second)`` of an adjacent form: its first variable is
     mapped one below a statement iterator too, so the pair ``(k - 1, k)`` is tested where
     ``k`` is loaded."""
+    found = in_loop_cover(ir, stmts, fact, number, facts, pairs=pairs)
+    if found is None or found[1] is not None:
+        return None
+    return found[0]
+
+
+def in_loop_cover(
+    ir: ComputationIR,
+    stmts: Sequence[str],
+    fact: Fact,
+    number: int,
+    facts: Sequence[Fact],
+    *,
+    pairs: tuple[str, str] | None = None,
+) -> tuple[tuple[InLoopCheck, ...], Fact | None] | None:
+    """:func:`in_loop_checks`, and where the statements visit every point of the check
+    domain but one (for any parameter values and index arrays: every variable fixed by the
+    rest's equalities), that point as a fact of its own (``fact`` on that point only, for
+    the checked function to test before its loops, :mod:`spf.codegen.each_call`); None
+    where the statements leave more. SpTRSV's ``DIAGONAL_STORED`` (``k = rowptr(i+1) - 1
+    => col(k) = i``) reaches ``i = -1`` through ``rowptr(0)``, which no row visits: its
+    rows are tested where the division reads ``L(rowptr(i+1) - 1)`` and ``i = -1``
+    (``rowptr(0) = 0``, in effect) before the loops, where a pass over every row before
+    them cost 0.2-0.7x the unchecked solve (docs/backends/c.md)."""
     ufs = ir.uf_decls
     domain = check_domain(fact, ufs)
     dterms = conjunction(domain)
@@ -368,8 +392,24 @@ def in_loop_checks(
         chosen.append(cand)
         uncovered = _subtract(uncovered, cand.covered)
         if is_empty_under(uncovered, facts):
-            return tuple(_check(c, number, dterms, concl, names, ufs) for c in chosen)
-    return None
+            return tuple(_check(c, number, dterms, concl, names, ufs) for c in chosen), None
+    rest = conjunction(uncovered) if chosen else None
+    if rest is None or not _one_point(rest, names):
+        return None
+    left = Fact(text=fact.text, vars=fact.vars, premise=uncovered, conclusion=fact.conclusion)
+    return tuple(_check(c, number, dterms, concl, names, ufs) for c in chosen), left
+
+
+def _one_point(terms: Terms, names: Sequence[str]) -> bool:
+    """Whether ``terms``' equalities fix every variable of ``names`` (one after another,
+    as :func:`_equality` defines an iterator): the set holds at most one point."""
+    known: set[str] = set()
+    while len(known) < len(names):
+        found = _equality(terms, known, list(names))
+        if found is None:
+            return False
+        known.add(found[0])
+    return True
 
 
 def _best_candidate(
@@ -724,9 +764,11 @@ def declarations_of(facts: Sequence[Fact], ufs: Mapping[str, UF]) -> dict[str, U
 
 def in_loop_plan(
     ir: ComputationIR, stmts: Sequence[str], plans: Sequence[FactPlan], facts: Sequence[Fact]
-) -> tuple[tuple[InLoopCheck, ...], frozenset[int]]:
-    """The in-loop checks of every fact of ``plans`` that statements ``stmts`` cover, and
-    the numbers of those facts (``facts``: all of the kernel's, in order).
+) -> tuple[tuple[InLoopCheck, ...], frozenset[int], dict[int, Fact]]:
+    """The in-loop checks of every fact of ``plans`` that statements ``stmts`` cover, the
+    numbers of those facts (``facts``: all of the kernel's, in order), and for each such
+    fact whose statements leave one point of it, that point (:func:`in_loop_cover`), which
+    the checked function must test before its loops.
 
     A union merge's one-sided statements (``stmt.coiterate(..., left=, right=)``) do not
     visit the points their domains claim: each runs only where the other list lacks the
@@ -737,13 +779,17 @@ def in_loop_plan(
     visiting = [name for name in stmts if name not in sides]
     checks: list[InLoopCheck] = []
     covered = set()
+    rests: dict[int, Fact] = {}
     for p in plans:
         if p.implied_by:
             continue
         pairs = (p.adjacent.first, p.adjacent.second) if p.adjacent is not None else None
         before = facts[: p.number]
+        rest = None
         try:
-            found = in_loop_checks(ir, visiting, p.checked, p.number, before, pairs=pairs)
+            cover = in_loop_cover(ir, visiting, p.checked, p.number, before, pairs=pairs)
+            found = cover[0] if cover is not None else None
+            rest = cover[1] if cover is not None else None
             if found is None and sides:
                 found = _union_checks(ir, sides, p, before, pairs)
         except SpfError:
@@ -751,7 +797,9 @@ def in_loop_plan(
         if found is not None:
             checks.extend(found)
             covered.add(p.number)
-    return tuple(checks), frozenset(covered)
+            if rest is not None:
+                rests[p.number] = rest
+    return tuple(checks), frozenset(covered), rests
 
 
 @dataclass(frozen=True)

@@ -649,12 +649,18 @@ def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -
     plans = [p for p in plan_facts(facts, ir.uf_decls, sorted(ir.params)) if p.checked.ufs <= args]
     stmts = [s.name for s in program.stmts if s.operation is None]
     candidates = [p for p in plans if p.number < len(ir.facts)] if proved else []
-    checks, covered = in_loop_plan(ir, stmts, candidates, facts)
+    checks, covered, rests = in_loop_plan(ir, stmts, candidates, facts)
     implied = {p.number: p.implied_by for p in plans if p.implied_by}
     if covered:
         covered = safe_in_loop(ir, analyze_bounds(ir), covered, implied, program.obligations)
-        checks = drop_dominated(c for c in checks if c.fact in covered)
-    each = plan_each_call(ir, program, plans, covered)
+    each = plan_each_call(ir, program, plans, covered, rests)
+    # a fact the loops test but for one point stays there only if that point is tested
+    # before them; otherwise it is tested whole before them, as any fact the loops miss
+    missed = {n for n in covered & rests.keys() if each is None or n not in each.facts}
+    if missed:
+        covered -= missed
+        each = plan_each_call(ir, program, plans, covered, rests)
+    checks = drop_dominated(c for c in checks if c.fact in covered)
     return replace(
         program,
         fact_checks=checks,

@@ -66,11 +66,18 @@ class EachCall:
 
 
 def plan_each_call(
-    ir: ComputationIR, program: Program, plans: Sequence[FactPlan], in_loop: frozenset[int]
+    ir: ComputationIR,
+    program: Program,
+    plans: Sequence[FactPlan],
+    in_loop: frozenset[int],
+    rests: Mapping[int, Fact] | None = None,
 ) -> EachCall | None:
     """The each-call facts of ``plans`` (those not in ``in_loop``, checked at linear cost
     or without variables) that the checked function of ``program`` can test itself, lowered;
-    None when there is none."""
+    None when there is none. ``rests``: for a fact of ``in_loop`` whose statements leave one
+    point (:func:`spf.analysis.fact_plan.in_loop_cover`), that point, tested here too."""
+    from dataclasses import replace
+
     from spf.analysis.check_loops import check_loops
     from spf.analysis.memo import remembered
     from spf.codegen.program import lower
@@ -81,7 +88,9 @@ def plan_each_call(
     taken |= {s.name for s in program.stmts} | {d.name for d in program.data}
     chosen = []
     for p in plans:
-        if p.number in in_loop or p.implied_by or not (p.linear or not p.checked.vars):
+        if p.number in in_loop and rests and p.number in rests and not p.implied_by:
+            p = replace(p, checked=rests[p.number])  # one point: no variable left free
+        elif p.number in in_loop or p.implied_by or not (p.linear or not p.checked.vars):
             continue
         needs = _needs(p.checked, ir.uf_decls)
         if needs is not None and needs[0] <= params and needs[1] <= ufs:
@@ -130,7 +139,8 @@ def _needs(fact: Fact, ufs: Mapping[str, UF]) -> tuple[frozenset[str], frozenset
     from spf.analysis.fact_plan import declarations_of
 
     decls = declarations_of([fact], ufs)
-    key = (fact.text, fact.vars, tuple(sorted(decls.items())))
+    # the premise too: a fact's one point left by its in-loop checks shares its text
+    key = (fact.text, fact.vars, fact.premise, tuple(sorted(decls.items())))
     found = _NEEDS.get(key)
     if found is None:
         try:

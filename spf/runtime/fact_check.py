@@ -522,11 +522,16 @@ class FactChecker:
                 q.seen.popitem(last=False)
 
     def _earlier(
-        self, failed: _Planned, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
+        self,
+        failed: _Planned,
+        params: Mapping[str, Any],
+        ufs: Mapping[str, np.ndarray],
+        note: str = "",
     ) -> ArgumentError | None:
         """The error of the first fact before ``failed`` (in the kernel's order) that fails
-        too, among those checked elsewhere (in the loops, or remembered), or None: a call
-        names the first fact it breaks whatever the order the checks ran in."""
+        too, among those checked elsewhere (in the loops, before them, remembered, or not
+        at all: implied by others), or None: a call names the first fact it breaks whatever
+        the order the checks ran in (``note``: as :meth:`loop_error` adds it)."""
         for n, q in sorted(self._plan().items()):
             if n >= failed.plan.number:
                 break
@@ -536,7 +541,7 @@ class FactChecker:
                 q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
             found = q.exact.run(params, ufs)
             if found is not None:
-                return q.error(found[1], found[2], params)
+                return q.error(found[1], found[2], params, note)
         return None
 
     def _check_parameters(self, params: Mapping[str, Any]) -> None:
@@ -563,7 +568,9 @@ class FactChecker:
         The facts the loops check with lower numbers are looked at first: the loops may
         test one only through a stronger fact's test (spf.analysis.dominated_checks), whose
         flag ``number`` then is, and the error names the lowest fact broken, as if each
-        had its own test."""
+        had its own test; so does a fact before it checked elsewhere or implied
+        (:meth:`_earlier`: SpTRSV's lower fact ``col(k) <= i``, implied by its diagonal facts,
+        which its loops test)."""
         planned = self._plan()
         lower = [n for n in sorted(self.in_loop) if n < number]
         order = [*lower, number] + [n for n in sorted(self.in_loop) if n > number]
@@ -575,7 +582,9 @@ class FactChecker:
                 q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
             found = q.exact.run(params, ufs)
             if found is not None:
-                return q.error(found[1], found[2], params, note)
+                return self._earlier(q, params, ufs, note) or q.error(
+                    found[1], found[2], params, note
+                )
         return ArgumentError(
             f"{self.labels[number]} did not hold while the kernel ran, but holds now: the "
             "index arrays changed during the call"

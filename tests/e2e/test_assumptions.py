@@ -214,6 +214,69 @@ def test_uf_fact_without_variables() -> None:
         k(A=np.ones(3), col=col, NNZ=3, **args)
 
 
+def _gather_past_the_rows(extra: int) -> Any:
+    """``y(i) = x(f(i))`` for ``i < N`` with ``f`` declared on ``0 .. N + extra`` and the
+    assumption ``f(i) + 2 >= i`` on all of it: the loops visit every point but ``extra + 1``."""
+    comp = Computation("gather_past_the_rows")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.declare_uf("f", domain=f"{{[i]: 0 <= i <= N + {extra}}}", range="{[v]: 0 <= v < N}",
+                    dtype="int32")  # fmt: skip
+    comp.assume("forall i: f(i) + 2 >= i")
+    comp.add_stmt(Stmt("$y$(i) = $x$(j);", "{[i, j]: 0 <= i < N && j = f(i)}",
+                       "{[i, j] -> [0, i, 0, j, 0]}"))  # fmt: skip
+    return comp.compile()
+
+
+@pytest.mark.parametrize(("extra", "first"), [(0, "in loop"), (1, "before loops")])
+def test_a_fact_the_loops_visit_but_at_one_point_is_tested_there_and_that_point_first(
+    extra: int, first: str
+) -> None:
+    """The loops test a fact they visit everywhere but at one point (every variable fixed:
+    here ``i = N``), and that point is tested before them; two points left (``extra=1``):
+    the fact is tested whole before the loops, as any fact the loops miss."""
+    k = _gather_past_the_rows(extra)
+    assert [c.first for c in k.check_cost] == [first]
+    x, y = np.arange(1.0, 5.0), np.zeros(4)
+    f = np.array([0, 0, 1, 2, 3, 4][: 5 + extra], np.int32)  # f(N) = 3, f(N + 1) = 4 unread
+    f[4:] = 3
+    k(y=y, x=x, f=f, N=4)
+    assert list(y) == [1.0, 1.0, 2.0, 3.0]
+    f[4] = 0  # breaks the fact at i = N = 4, which no statement instance visits
+    y[:] = 7.0
+    with pytest.raises(ArgumentError, match=r"f\(i\) \+ 2 >= i' does not hold.*at i = 4 "):
+        k(y=y, x=x, f=f, N=4)
+    assert list(y) == [7.0] * 4  # refused before the loops ran
+
+
+def test_sptrsv_tests_its_diagonal_in_the_loops_and_the_point_before_row_0_first() -> None:
+    """:data:`spf.kernels.DIAGONAL_STORED` (``k = rowptr(i+1) - 1 => col(k) = i``) is tested
+    where the division reads a row's last entry, not in a pass over every row before the
+    loops; its one point no row visits (``i = -1``, through ``rowptr(0)``) is tested before
+    them: a first row that starts past an entry is refused, as before, with nothing written
+    (spf.analysis.fact_plan.in_loop_cover)."""
+    solve = spf.kernels.sptrsv_csr().compile()
+    how = {c.fact: c.first for c in solve.check_cost}
+    assert how[spf.kernels.DIAGONAL_STORED] == "in loop"
+    l_ = np.array([9.0, 2.0, 1.0, 4.0])
+    rowptr = np.array([1, 2, 4], dtype=np.int32)  # entry 0 belongs to no row
+    u = np.full(2, 7.0)
+    with pytest.raises(ArgumentError, match=r"col\(k\) = i' does not hold.*i = -1, k = 0"):
+        solve(u=u, f=np.ones(2), L=l_, rowptr=rowptr, col=np.array([0, 0, 0, 1], np.int32), NNZ=4)
+    assert (u == 7.0).all()  # refused before the loops
+    # row 1 ends in column 0, then in column 2: the loops find the row's last entry off its
+    # diagonal; the error names the first fact broken, the lower fact (implied, not tested)
+    # where it fails too, as when the rows were tested before the loops
+    args = {"f": np.ones(3), "L": l_, "rowptr": np.array([0, 1, 3, 4], np.int32), "NNZ": 4}
+    for last, fact in ((0, r"col\(k\) = i' does not hold"), (2, r"col\(k\) <= i' does not hold")):
+        col = np.array([0, 0, last, 2], np.int32)
+        with pytest.raises(ArgumentError, match=fact + r".*i = 1, k = 2.*inside the kernel"):
+            solve(u=np.zeros(3), col=col, **args)
+    u = np.zeros(3)
+    solve(u=u, col=np.array([0, 0, 1, 2], np.int32), **args)
+    assert np.allclose(u, [1 / 9, (1 - 2 / 9) / 1, 1 / 4])
+
+
 def test_sptrsv_refuses_an_entry_on_the_diagonal_before_the_last() -> None:
     """``sptrsv_csr`` requires the diagonal last in each row (API.md); its fact
     :data:`spf.kernels.DIAGONAL_LAST` says so, a checked call refuses a row with an entry in
