@@ -174,6 +174,23 @@ LIBRARY_NAMES = frozenset(
 ``stdlib.h``, ``stdint.h``): a data space or statement macro of that name would replace
 them."""
 
+HEADER_MACROS = re.compile(
+    r"M_(?:E|LOG2E|LOG10E|LN2|LN10|PI|PI_2|PI_4|1_PI|2_PI|2_SQRTPI|SQRT2|SQRT1_2)"
+    r"(?:l|f|f32|f64|f128|f32x|f64x)?"  # math constants (g++'s cmath: M_PI, M_PIl, ...)
+    r"|U?INT(?:MAX|PTR|_FAST\d+|_LEAST\d+|\d+)_(?:MAX|MIN|WIDTH|C)|U?INTMAX_C"
+    r"|(?:PTRDIFF|SIZE|SIG_ATOMIC|WCHAR|WINT)_(?:MAX|MIN|WIDTH)"
+    r"|HUGE_VAL\w*|SNAN\w*|FP_[A-Z0-9_]+|MATH_ERR(?:NO|EXCEPT)|math_errhandling|MAXFLOAT"
+    r"|EXIT_(?:FAILURE|SUCCESS)|RAND_MAX|MB_CUR_MAX|(?:BIG|LITTLE|PDP)_ENDIAN|BYTE_ORDER"
+    r"|W(?:CONTINUED|EXITED|EXITSTATUS|IFCONTINUED|IFEXITED|IFSIGNALED|IFSTOPPED|NOHANG"
+    r"|NOWAIT|STOPPED|STOPSIG|TERMSIG|UNTRACED)|FD_(?:CLR|ISSET|SET|SETSIZE|ZERO)|NFDBITS"
+    r"|alloca|issubnormal|(?:be|le)(?:16|32|64)toh|hto(?:be|le)(?:16|32|64)"
+)
+"""Macros of the headers generated code includes (``math.h``/``cmath``, ``stdint.h``/
+``cstdint``, ``stdlib.h``), as glibc and g++ define them: a symbolic constant named
+``HUGE_VAL`` made the parameter ``int64_t HUGE_VAL`` a function declaration and the loop
+``i < HUGE_VAL`` unbounded (the kernel segfaulted); ``M_PI`` or ``INT64_MAX`` were
+compiler errors."""
+
 SPF_PREFIXES = ("spf_", "_spf_", "__")
 """Prefixes of spf's own names in generated code (``spf_acc``, ``spf_tile``,
 ``spf_floord``, ``spf_min``, ...) and of its internal names."""
@@ -196,6 +213,8 @@ def reserved_reason(name: str) -> str | None:
         return "a C++ keyword (the CUDA and HLS targets compile as C++)"
     if name in LIBRARY_NAMES:
         return "a name from the C headers generated code includes"
+    if HEADER_MACROS.fullmatch(name):
+        return "a macro of the C headers generated code includes"
     for prefix in SPF_PREFIXES:
         if name.startswith(prefix):
             return f"reserved for spf's own names (prefix {prefix!r})"

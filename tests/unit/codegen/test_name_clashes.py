@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from spf import CodegenError, Computation, ParseError, Set, Stmt
+from spf import CodegenError, Computation, ParseError, Set, Stmt, VerifyError
 
 
 def _comp(name: str, data: str = "A", stmt: str | None = None) -> Computation:
@@ -49,3 +49,21 @@ def test_isl_words_are_no_symbolic_constants(word: str) -> None:
     reported as an spf bug at codegen)."""
     with pytest.raises(ParseError, match=f"'{word}' is a reserved word"):
         Set(f"{{[i]: 0 <= i < {word}}}")
+
+
+@pytest.mark.parametrize(
+    "name", ["HUGE_VAL", "M_PI", "INT64_MAX", "UINT8_C", "FP_NAN", "math_errhandling", "SIZE_MAX"]
+)
+def test_macros_of_the_included_headers_are_no_names(name: str) -> None:
+    """A symbolic constant named ``HUGE_VAL`` (a macro of math.h) made the parameter
+    ``int64_t HUGE_VAL`` a function declaration and the loop ``i < HUGE_VAL`` unbounded: the
+    C and HLS kernels segfaulted; ``M_PI`` (g++'s cmath) or ``INT64_MAX`` were g++ errors."""
+    comp = Computation("k")
+    with pytest.raises(VerifyError, match=f"symbolic constant '{name}' is a macro of the"):
+        comp.add_data_space("A", "double", shape=(name,))
+    with pytest.raises(VerifyError, match=f"data space '{name}' is a macro of the"):
+        comp.add_data_space(name, "double", shape=("N",))
+
+
+def test_a_computation_named_like_a_header_macro_gets_a_prefixed_function() -> None:
+    assert "void spf_HUGE_VAL(" in _comp("HUGE_VAL").codegen("hls")
