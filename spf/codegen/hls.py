@@ -66,6 +66,7 @@ syntax follows the Vitis HLS 2022.1+ documentation (``type=`` in ARRAY_PARTITION
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -367,27 +368,40 @@ def constant_trip_count(n: For) -> int | None:
 
 
 def extent_expr(text: str) -> Expr:
-    """A C extent (``N-2``, ``(N) * (M)``) as a loop-AST expression."""
+    """A C extent (``N-2``, ``(N) * (M)``) as a loop-AST expression.
+
+    Python parses it with each name replaced by a placeholder, so that a symbolic constant
+    named like a Python keyword (``lambda``, ``None``) or constant (``True``, else read as 1)
+    is a name as in C."""
+    names: list[str] = []
+
+    def placeholder(m: re.Match[str]) -> str:
+        names.append(m.group())
+        return f"_spf_name{len(names) - 1}"
+
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
+        tree = ast.parse(_NAME.sub(placeholder, text.strip()), mode="eval").body
     except SyntaxError:
         raise CodegenError(f"extent {text!r} is not an integer expression") from None
-    return _from_py(tree, text)
+    return _from_py(tree, text, names)
+
+
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # not the tail of a number (0x10)
 
 
 _PY_OPS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
 
 
-def _from_py(node: ast.expr, text: str) -> Expr:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+def _from_py(node: ast.expr, text: str, names: list[str]) -> Expr:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
         return Int(node.value)
-    if isinstance(node, ast.Name):
-        return Var(node.id)
+    if isinstance(node, ast.Name) and node.id.startswith("_spf_name"):
+        return Var(names[int(node.id.removeprefix("_spf_name"))])
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return Op("neg", (_from_py(node.operand, text),))
+        return Op("neg", (_from_py(node.operand, text, names),))
     if isinstance(node, ast.BinOp) and type(node.op) in _PY_OPS:
         op = _PY_OPS[type(node.op)]
-        return Op(op, (_from_py(node.left, text), _from_py(node.right, text)))
+        return Op(op, (_from_py(node.left, text, names), _from_py(node.right, text, names)))
     raise CodegenError(f"extent {text!r}: only +, -, *, / and % of parameters are supported")
 
 

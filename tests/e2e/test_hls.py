@@ -265,6 +265,23 @@ def test_local_data_spaces_csim(cache: str) -> None:
     assert np.array_equal(x, np.arange(5.0) * 11)
 
 
+def test_a_constant_named_like_a_python_keyword_csim(cache: str) -> None:
+    """``lambda`` is a C name: the HLS printer read extents with Python's parser and refused
+    the local ``t[lambda]`` ('not an integer expression') where the C target ran it."""
+    comp = spf.Computation("hls_lambda")
+    comp.add_data_space("x", "double", shape=("lambda",))
+    comp.add_local("t", "double", shape=("lambda",))
+    comp.add_stmt(spf.Stmt("$t$(i) = 3 * $x$(i);", "{[i]: 0 <= i < lambda}", "{[i]->[0,i,0]}"))
+    comp.add_stmt(spf.Stmt("$x$(i) += $t$(i);", "{[i]: 0 <= i < lambda}", "{[i]->[1,i,0]}"))
+    source = generate(comp, hls_bounds={"lambda": 16})
+    assert "double t[16] = {};" in source
+    assert "depth=16" in source
+    kernel = compile_hls(comp, hls_bounds={"lambda": 16}, cache_dir=cache)
+    x = np.arange(5.0)
+    kernel(x=x)
+    np.testing.assert_array_equal(x, 4 * np.arange(5.0))
+
+
 def test_buffer_allocated_inside_a_loop_csim(cache: str) -> None:
     """A row buffer allocated per ``i`` (``allocate_at``), partitioned cyclically."""
     comp = spf.Computation("rowtmp")

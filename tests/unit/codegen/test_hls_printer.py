@@ -371,6 +371,15 @@ def test_expr_range() -> None:
         extent_expr("N ** 2")
 
 
+@pytest.mark.parametrize("name", ["None", "True", "lambda", "pass", "yield", "is", "in", "await"])
+def test_extents_may_use_names_that_are_python_words(name: str) -> None:
+    """An extent is C text: a symbolic constant named like a Python keyword (``lambda``) or
+    constant (``True``, once read as the number 1) is a name like any other; the C target
+    accepts it, and the HLS printer refused it as 'not an integer expression'."""
+    assert extent_expr(f"({name}) * (3) - 2") == Op("-", (Op("*", (Var(name), Int(3))), Int(2)))
+    assert expr_range(extent_expr(f"{name} - 2"), {name: (0, 10)}) == (-2, 8)
+
+
 def test_trip_counts() -> None:
     body = Block((Call("s0", ()),))
     loop = For("j", Var("i"), Op("<", (Var("j"), Var("N"))), 1, body, 1)
