@@ -66,6 +66,8 @@ syntax follows the Vitis HLS 2022.1+ documentation (``type=`` in ARRAY_PARTITION
 from __future__ import annotations
 
 import ast
+import numbers
+import operator
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -192,31 +194,41 @@ def generate_unit(
 
 
 # ------------------------------------------------------------------------------ options
-def _ranges(option: BoundsOption | None, what: str, known: set[str]) -> dict[str, Range]:
-    """``{"N": 64}`` -> ``{"N": (0, 64)}``; validates names and values."""
+def _ranges(option: BoundsOption | None, what: str, known: set[str] | None) -> dict[str, Range]:
+    """``{"N": 64}`` -> ``{"N": (0, 64)}``; validates the values, and the names when
+    ``known`` is given (integers of numpy's types count as ints)."""
     if option is None:
         return {}
     if not isinstance(option, Mapping):
         raise CodegenError(f"{what} must be a dict such as {{'N': 1024}}, got {option!r}")
     out: dict[str, Range] = {}
     for name, value in option.items():
-        if name not in known:
+        if known is not None and name not in known:
             listing = ", ".join(sorted(known)) or "none"
             raise CodegenError(f"{what}: unknown name {name!r}; known names: {listing}")
-        lo_hi = (0, value) if isinstance(value, int) else value
-        ok = (
-            isinstance(lo_hi, tuple | list)
-            and len(lo_hi) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in lo_hi)
-            and lo_hi[0] <= lo_hi[1]
+        lo_hi: object = (0, value) if _is_int(value) else value
+        pair = (
+            [operator.index(v) for v in lo_hi]
+            if isinstance(lo_hi, tuple | list) and all(_is_int(v) for v in lo_hi)
+            else []
         )
-        if not ok or isinstance(value, bool):
+        if len(pair) != 2 or pair[0] > pair[1]:
             raise CodegenError(
                 f"{what}[{name!r}] must be a maximum (int) or a (min, max) pair with "
                 f"min <= max, got {value!r}"
             )
-        out[name] = (int(lo_hi[0]), int(lo_hi[1]))
+        out[str(name)] = (pair[0], pair[1])
     return out
+
+
+def bounds_option(option: BoundsOption | None, what: str = "hls_bounds") -> dict[str, Range]:
+    """``option`` (``{"N": 64}`` or ``{"N": (1, 64)}``) as ranges, validated as the printer
+    does (:class:`~spf.errors.CodegenError` for a value that is neither)."""
+    return _ranges(option, what, None)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def bounds_header(bounds: Mapping[str, Range]) -> str:
@@ -813,6 +825,7 @@ def _max_size(extents: tuple[str, ...], env: Mapping[str, Range]) -> int | None:
 __all__ = [
     "PRINTER_OPTIONS",
     "HlsPrinter",
+    "bounds_option",
     "generate",
     "generate_unit",
     "parse_bounds_header",

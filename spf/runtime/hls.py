@@ -137,7 +137,7 @@ def compile_kernel(
     was generated for (a mismatch means it was generated without them): those of its record
     for a generated unit, those of its header line for a text.
     """
-    from spf.codegen.hls import parse_bounds_header
+    from spf.codegen.hls import bounds_option, parse_bounds_header
 
     del openmp
     unit = source
@@ -153,15 +153,13 @@ def compile_kernel(
             "known: hls_bounds, hls_tripcounts"
         )
     given = options.get("hls_bounds")
-    if given is not None:
-        want = {k: (0, v) if isinstance(v, int) else tuple(v) for k, v in given.items()}
-        if want != bounds:
-            raise CodegenError(
-                f"compile(target='hls'): hls_bounds={dict(given)!r} were not used to generate "
-                f"the source of {name!r} (it records {bounds or 'no bounds'}); generate with "
-                "spf.codegen.hls.generate(comp, hls_bounds=...) or "
-                "spf.runtime.hls.compile_hls(comp, hls_bounds=...)"
-            )
+    if given is not None and bounds_option(given) != bounds:
+        raise CodegenError(
+            f"compile(target='hls'): hls_bounds={dict(given)!r} were not used to generate "
+            f"the source of {name!r} (it records {bounds or 'no bounds'}); generate with "
+            "spf.codegen.hls.generate(comp, hls_bounds=...) or "
+            "spf.runtime.hls.compile_hls(comp, hls_bounds=...)"
+        )
     built = build(
         source,
         name=name,

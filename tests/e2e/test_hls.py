@@ -113,6 +113,17 @@ def test_runtime_refuses_bounds_the_source_was_not_generated_with(cache: str) ->
         )
     with pytest.raises(spf.SpfError, match="unknown option"):
         compile_kernel(source, signature(comp.ir, "gemm"), "gemm", emulate=True, cache_dir=cache)
+    # bounds that are not a dict of ints or pairs: a CodegenError, not a raw TypeError
+    for bad in ([("N", 4)], {"N": "4"}, {"N": (1, 2, 3)}):
+        with pytest.raises(CodegenError, match="hls_bounds"):
+            compile_kernel(
+                source, signature(comp.ir, "gemm"), "gemm", hls_bounds=bad, cache_dir=cache
+            )
+    bounded = generate(comp, hls_bounds={"N": 4})
+    kernel = compile_kernel(
+        bounded, signature(comp.ir, "gemm"), "gemm", hls_bounds={"N": np.int64(4)}, cache_dir=cache
+    )
+    assert kernel.bounds == {"N": (0, 4)}
 
 
 def test_generated_source_compiles_standalone_with_strict_warnings(tmp_path: Path) -> None:

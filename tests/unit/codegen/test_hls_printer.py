@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 
 import spf
@@ -312,6 +313,15 @@ def test_bad_bound_options() -> None:
         CodegenError, match="hls_tripcounts: unknown name 'z'; known names: i, j, k"
     ):
         generate(spf.kernels.gemm(), hls_tripcounts={"z": 4})
+
+
+def test_bounds_may_be_numpy_integers() -> None:
+    """``hls_bounds={"N": rowptr.max()}`` is a numpy integer: it was refused as 'must be a
+    maximum (int)'."""
+    bounds = {"N": np.int64(8), "M": (np.int32(1), 4), "K": np.uint16(2)}
+    assert generate(spf.kernels.gemm(), hls_bounds=bounds) == generate(
+        spf.kernels.gemm(), hls_bounds={"N": 8, "M": (1, 4), "K": 2}
+    )
 
 
 # ----------------------------------------------------------------------------- statements
