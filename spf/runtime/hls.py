@@ -71,7 +71,17 @@ class HlsKernel(Kernel):
         if self._stack <= STACK_SPARE:
             super().__call__(check=check, **args)
             return
-        _on_a_stack(self._stack + STACK_SPARE, lambda: Kernel.__call__(self, check=check, **args))
+        try:
+            _on_a_stack(
+                self._stack + STACK_SPARE, lambda: Kernel.__call__(self, check=check, **args)
+            )
+        except _NoThreadError as err:
+            raise MemoryError(
+                f"kernel {self.name}: the C simulation needs a thread whose stack holds the "
+                f"function's local arrays ({self._stack} bytes at the sizes of its hls_bounds "
+                f"{self.bounds}), and none could be started ({err}); generate it with smaller "
+                "hls_bounds"
+            ) from None
 
 
 STACK_SPARE = 2 << 20
@@ -93,15 +103,24 @@ def _on_a_stack(size: int, call: Callable[[], None]) -> None:
             failed.append(err)
 
     with _STACK_LOCK:  # the size applies to threads created while it is set
-        old = threading.stack_size(-(-size // 65536) * 65536)
+        try:
+            old = threading.stack_size(-(-size // 65536) * 65536)
+        except (ValueError, OverflowError) as err:
+            raise _NoThreadError(str(err)) from None
         try:
             worker = threading.Thread(target=run, name="spf-hls-csim")
             worker.start()
+        except RuntimeError as err:  # "can't start new thread": no memory for its stack
+            raise _NoThreadError(str(err)) from None
         finally:
             threading.stack_size(old)
     worker.join()
     if failed:
         raise failed[0]
+
+
+class _NoThreadError(Exception):
+    """No thread with the stack a C simulation needs could be started."""
 
 
 _STACK_LOCK = threading.Lock()

@@ -11,6 +11,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -383,3 +384,24 @@ def test_c_simulation_of_local_arrays_larger_than_a_threads_stack(fresh_python: 
     fresh interpreter, so that a crash fails this test, not the run); the C simulation of
     such a kernel runs on a thread with a stack that holds them."""
     assert fresh_python(_BIG_LOCAL) == ["True True"]
+
+
+def test_c_simulation_without_a_thread_for_its_locals_is_a_memory_error(
+    cache: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no thread with the stack the local arrays need can be started (hls_bounds of
+    2**35 columns: 768 GiB of folded rows; here 4.8 MB, with thread starts failing), the
+    call is a MemoryError naming the kernel and the bounds, not a raw
+    RuntimeError("can't start new thread")."""
+    blur = spf.kernels.blur2d()
+    s0, s1 = blur.stmts
+    s1.shift("i", 2).after(s0, "i")
+    s0.storage_fold("i", 3)
+    line = compile_hls(blur, hls_bounds={"N": 64, "M": 200000}, cache_dir=cache)
+
+    def no_thread(self: Any) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    with pytest.raises(MemoryError, match=r"kernel blur2d: .*local arrays.*smaller hls_bounds"):
+        line(out=np.zeros((2, 2)), img=np.zeros((4, 4)))
