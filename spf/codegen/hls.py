@@ -5,7 +5,8 @@
 * an ``extern "C"`` top function (so the C-simulation library is callable through cffi)
   whose array arguments (UF index arrays such as ``const int32_t *rowptr``, and data spaces)
   are pointers with ``#pragma HLS INTERFACE m_axi port=<a> offset=slave bundle=gmem<k>`` (one
-  AXI bundle per array, ``depth=<n>`` when the data space's largest size is known) and whose
+  AXI bundle per array, ``depth=<n>`` when the data space's largest size is known, or the
+  index array's from its UF's declared domain) and whose
   parameters and control are ``#pragma HLS INTERFACE s_axilite`` (``port=<N>``,
   ``port=return``);
 * ``#pragma HLS PIPELINE II=<n>`` from ``stmt.pipeline(i, ii)``, ``#pragma HLS UNROLL
@@ -90,11 +91,13 @@ from spf.codegen.loop_ast import (
     walk,
 )
 from spf.codegen.program import coords, linear_index
+from spf.codegen.signature import uf_first_extent
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.analysis.memo import HasIR
     from spf.codegen.program import DataMacro, Program
+    from spf.codegen.signature import Arg
     from spf.codegen.unit import TranslationUnit
     from spf.ir import ComputationIR
 
@@ -518,8 +521,9 @@ class HlsPrinter(CPrinter):
         arrays = [a for a in self.p.signature.args if a.kind != "param"]
         for k, a in enumerate(arrays):
             depth = ""
-            if a.shape is not None:
-                size = _max_size(tuple(str(e) for e in a.shape), env)
+            extents = _port_extents(a)
+            if extents is not None:
+                size = _max_size(extents, env)
                 depth = f" depth={size}" if size is not None else ""
             self.out.line(
                 f"#pragma HLS INTERFACE m_axi port={a.name} offset=slave bundle=gmem{k}{depth}"
@@ -810,6 +814,15 @@ def _uf_reads(e: Expr) -> Iterator[UFRead]:
 def _uses_params(n: For, program: Program) -> bool:
     params = {a.name for a in program.signature.args if a.kind == "param"}
     return any(v in params for e in (n.init, n.cond) for v in _names(e))
+
+
+def _port_extents(a: Arg) -> tuple[str, ...] | None:
+    """The extents of array argument ``a``: a data space's shape, an index array's from its
+    UF's declared domain (None when unknown)."""
+    if a.shape is not None:
+        return tuple(str(e) for e in a.shape)
+    first = None if a.uf is None else uf_first_extent(a.uf)
+    return None if first is None else (first, *a.inner)
 
 
 def _max_size(extents: tuple[str, ...], env: Mapping[str, Range]) -> int | None:

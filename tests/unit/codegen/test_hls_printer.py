@@ -29,6 +29,7 @@ from spf.codegen.hls_check import Report, check, scan
 from spf.codegen.loop_ast import Block, Call, For, Int, Op, UFRead, Var
 from spf.codegen.program import lower
 from spf.errors import CodegenError
+from spf.formats import builtin
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -102,6 +103,17 @@ def test_m_axi_depth_follows_bounds() -> None:
     }
     unbounded = check(generate(spf.kernels.gemm()))
     assert all(p.get("depth") is None for p in unbounded.functions[0].interfaces)
+
+
+def test_index_array_ports_get_their_depth_from_the_uf_domain() -> None:
+    """Index arrays are m_axi ports too: C/RTL co-simulation needs their depth as much as
+    the data spaces' (rowptr and col had none, whatever the bounds)."""
+    source = generate(spf.kernels.spmv_csr(), hls_bounds={"N": 20, "NNZ": 30, "M": 10})
+    depth = {p.get("port"): p.get("depth") for p in check(source).functions[0].interfaces}
+    assert (depth["rowptr"], depth["col"], depth["y"], depth["A"]) == ("21", "30", "20", "30")
+    ell = generate(spf.kernels.spmv(builtin("ELL")), hls_bounds={"N": 20, "W": 30, "M": 10})
+    depth = {p.get("port"): p.get("depth") for p in check(ell).functions[0].interfaces}
+    assert depth["col"] == "600"  # a 2-d index array col(p, w): N * W entries
 
 
 # ----------------------------------------------------------------------------- loop pragmas
