@@ -606,11 +606,12 @@ class HlsPrinter(CPrinter):
             if r is None:
                 free = sorted(set(_names(e)) - set(env))
                 hint = ", ".join(f"{n!r}: <max>" for n in free)
+                flag = ",".join(f"{n}=<max>" for n in free)
                 raise CodegenError(
                     f"{what} {name!r} has extent {text!r}, which depends on "
                     f"{', '.join(free)}; HLS local arrays must be fixed-size: pass "
-                    f"hls_bounds={{{hint}}} to codegen/compile for target 'hls' so the array "
-                    "can be declared with its largest size"
+                    f"hls_bounds={{{hint}}} to codegen/compile for target 'hls' (spf codegen: "
+                    f"--hls-bounds {flag}) so the array can be declared with its largest size"
                 )
             dims.append(max(1, r[1]))
         return tuple(dims)
