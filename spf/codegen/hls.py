@@ -438,6 +438,26 @@ _C_BYTES = {
 """Bytes of an element of the C types local arrays have (8 for any other)."""
 
 
+_ARRAY_DECL = re.compile(
+    r"^[ \t]*(?:const[ \t]+)?([A-Za-z_]\w*)[ \t]+[A-Za-z_]\w*((?:\[\d+\])+)(?:[ \t]*=[ \t]*\{\})?;",
+    re.M,
+)
+
+
+def local_bytes(source: str) -> int:
+    """The bytes of the fixed-size arrays ``source`` declares (``double bx_buf[3][62];``),
+    as :attr:`TranslationUnit.local_bytes` counts them for a generated unit: what the C
+    simulation of a source given as text needs on its stack (an upper bound: arrays of
+    blocks that are not open at once are all counted)."""
+    total = 0
+    for m in _ARRAY_DECL.finditer(source):
+        elements = 1
+        for extent in re.findall(r"\d+", m.group(2)):
+            elements *= int(extent)
+        total += elements * _C_BYTES.get(m.group(1), 8)
+    return total
+
+
 @dataclass(frozen=True)
 class LocalArray:
     """A fixed-size local array of the top function."""
@@ -842,6 +862,7 @@ __all__ = [
     "bounds_option",
     "generate",
     "generate_unit",
+    "local_bytes",
     "parse_bounds_header",
     "print_hls",
     "unit_hls",

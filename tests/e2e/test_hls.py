@@ -386,6 +386,32 @@ def test_c_simulation_of_local_arrays_larger_than_a_threads_stack(fresh_python: 
     assert fresh_python(_BIG_LOCAL) == ["True True"]
 
 
+_BIG_LOCAL_TEXT = """
+import numpy as np, spf
+from spf.codegen.hls import generate
+from spf.codegen.program import signature
+from spf.runtime.hls import compile_kernel
+blur = spf.kernels.blur2d()
+s0, s1 = blur.stmts
+s1.shift("i", 2).after(s0, "i")
+s0.storage_fold("i", 3)
+source = generate(blur, hls_bounds={"N": 64, "M": 400000})
+line = compile_kernel(source, signature(blur.ir, "blur2d"), "blur2d")
+img = np.random.default_rng(0).random((40, 31))
+out = np.zeros((38, 29))
+line(out=out, img=img, N=40, M=31)
+bx = (img[:, :-2] + img[:, 1:-1] + img[:, 2:]) / 3
+print(np.allclose(out, (bx[:-2] + bx[1:-1] + bx[2:]) / 3))
+"""
+
+
+def test_c_simulation_of_a_source_text_with_large_local_arrays(fresh_python: Any) -> None:
+    """compile_kernel takes the source as text too: its local arrays (9.6 MB of folded
+    rows) were counted as 0 bytes, so the call ran on the calling thread and segfaulted the
+    process; they are now read from the declarations (spf.codegen.hls.local_bytes)."""
+    assert fresh_python(_BIG_LOCAL_TEXT) == ["True"]
+
+
 def test_c_simulation_without_a_thread_for_its_locals_is_a_memory_error(
     cache: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

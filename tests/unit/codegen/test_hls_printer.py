@@ -21,6 +21,8 @@ from spf.codegen.hls import (
     expr_range,
     extent_expr,
     generate,
+    generate_unit,
+    local_bytes,
     parse_bounds_header,
     print_hls,
     trip_range,
@@ -300,6 +302,16 @@ def with_locals() -> spf.Computation:
     main.append_computation(twice, "{[]}", "{[]->[0]}", ["x"])
     main.append_computation(scale, "{[]}", "{[]->[1]}", ["x", "0.5"])
     return main
+
+
+def test_local_bytes_of_a_source_text_match_the_unit_record() -> None:
+    blur = spf.kernels.blur2d()
+    s0, s1 = blur.stmts
+    s1.shift("i", 2).after(s0, "i")
+    s0.storage_fold("i", 3)
+    unit = generate_unit(blur, hls_bounds={"N": 64, "M": 64})
+    assert local_bytes(unit.source) == unit.local_bytes == 3 * 62 * 8
+    assert local_bytes("  const float w[2][4] = {};\n  int64_t n = 3;\n") == 32
 
 
 def test_local_data_spaces_are_zero_filled_fixed_arrays() -> None:
