@@ -134,6 +134,8 @@ MATH_FUNCTIONS = frozenset(
 
 _PARTITION_KINDS = ("cyclic", "block", "complete")
 
+_C99_BOOL = re.compile(r"\b_Bool\b")
+
 
 def print_hls(
     program: Program,
@@ -666,6 +668,12 @@ class HlsPrinter(CPrinter):
                     f"statement {s.name} is a {s.operation.kind} operation "
                     f"(comp.{s.operation.kind}); target 'hls' generates one FPGA kernel, "
                     'which cannot communicate with other ranks; generate it with target "mpi"'
+                )
+            if _C99_BOOL.search("\n".join(cx.stmt_lines(s.body))):
+                raise CodegenError(
+                    f"statement {s.name} uses _Bool, C99's boolean type, which C++ (Vitis HLS "
+                    "and the C simulation with g++) does not have; compare instead ((x) != 0) "
+                    "or declare the local int"
                 )
             banned = sorted(s.calls - allowed)
             if banned:

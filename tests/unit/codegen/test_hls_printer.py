@@ -367,6 +367,21 @@ def test_library_call_in_statement_is_refused() -> None:
         print_hls(freed)
 
 
+@pytest.mark.parametrize(
+    "body", ["$a$(i) = (_Bool)$b$(i) + 1;", "{ _Bool t = $b$(i) > 0; $a$(i) = t; }"]
+)
+def test_c99_bool_in_a_statement_is_refused(body: str) -> None:
+    """gcc takes C99's _Bool, g++ (the C simulation) and Vitis' C++ front end do not: a raw
+    g++ CompileError before; a CodegenError naming the statement and the C++ spelling now."""
+    comp = spf.Computation("boolean")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_data_space("b", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt(body, "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    assert "_Bool" in comp.codegen("c")
+    with pytest.raises(CodegenError, match=r"statement s0 uses _Bool, .*C\+\+"):
+        generate(comp)
+
+
 def test_math_calls_are_allowed() -> None:
     comp = spf.Computation("m")
     comp.add_data_space("a", "double", shape=("N",))
