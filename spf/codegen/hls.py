@@ -253,7 +253,13 @@ def parse_bounds_header(source: str) -> dict[str, Range]:
             for item in line[len(BOUNDS_HEADER) :].split():
                 name, _, span = item.partition("=")
                 lo, _, hi = span.partition("..")
-                out[name] = (int(lo), int(hi))
+                try:
+                    out[name] = (int(lo), int(hi))
+                except ValueError:
+                    raise CodegenError(
+                        f"{line.strip()!r}: {item!r} is not NAME=MIN..MAX (an HLS source records "
+                        "its hls_bounds so; generate the source again)"
+                    ) from None
             return out
     return {}
 

@@ -169,6 +169,14 @@ def compile_kernel(
     else:
         bounds = {name: (lo, hi) for name, lo, hi in source.bounds}
         source = source.source
+    params = {a.name for a in signature.args if a.kind == "param"}
+    strangers = sorted(set(bounds) - params)
+    if strangers:
+        raise CodegenError(
+            f"compile(target='hls'): the source of {name!r} records hls_bounds for "
+            f"{', '.join(strangers)}, which {signature.function} does not take (its "
+            f"parameters: {', '.join(sorted(params)) or 'none'}); generate the source again"
+        )
     unknown = sorted(set(options) - {"hls_bounds", "hls_tripcounts"})
     if unknown:
         raise ArgumentError(

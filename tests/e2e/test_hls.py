@@ -121,6 +121,18 @@ def test_runtime_refuses_bounds_the_source_was_not_generated_with(cache: str) ->
                 source, signature(comp.ir, "gemm"), "gemm", hls_bounds=bad, cache_dir=cache
             )
     bounded = generate(comp, hls_bounds={"N": 4})
+    # a header edited by hand: a CodegenError, not a KeyError/ValueError at the call
+    for header, message in [
+        ("Q=0..4", "records hls_bounds for Q, which gemm does not take"),
+        ("N=0..x", "'N=0..x' is not NAME=MIN..MAX"),
+    ]:
+        with pytest.raises(CodegenError, match=message):
+            compile_kernel(
+                bounded.replace("N=0..4", header),
+                signature(comp.ir, "gemm"),
+                "gemm",
+                cache_dir=cache,
+            )
     kernel = compile_kernel(
         bounded, signature(comp.ir, "gemm"), "gemm", hls_bounds={"N": np.int64(4)}, cache_dir=cache
     )
