@@ -56,6 +56,10 @@ from spf.ir.source.vocab import (
     _where,
 )
 
+_NO_LOCAL = CPP_KEYWORDS | C_LATER_KEYWORDS | LIBRARY_NAMES
+"""Names no statement local may take (besides the headers' macros): C++ keywords, C's later
+keywords and the headers' functions and macros spf knows."""
+
 
 class _Converter:
     """pycparser tree -> typed tree, collecting accesses, UF calls and names."""
@@ -253,9 +257,8 @@ class _Converter:
             raise VerifyError(f"{self.where}: local {name!r} has the name of a UF; rename it")
         if name in _FUNC_ARITY or name in _CONSTANTS:
             raise VerifyError(f"{self.where}: local {name!r} hides a C function; rename it")
-        if name in (CPP_KEYWORDS | C_LATER_KEYWORDS | LIBRARY_NAMES) or HEADER_MACROS.fullmatch(
-            name
-        ):  # gcc took 'double new', g++ (HLS, CUDA) did not; a macro broke both
+        if name in _NO_LOCAL or HEADER_MACROS.fullmatch(name):
+            # gcc took 'double new', g++ (HLS, CUDA) did not; a header's macro broke both
             raise VerifyError(f"{self.where}: local {name!r} is {reserved_reason(name)}; rename it")
         if any(name == n for n, _ in self.locals):
             raise VerifyError(f"{self.where}: local {name!r} is declared twice; rename one")
