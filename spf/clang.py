@@ -174,6 +174,63 @@ LIBRARY_NAMES = frozenset(
 ``stdlib.h``, ``stdint.h``): a data space or statement macro of that name would replace
 them."""
 
+HEADER_MACROS = re.compile(
+    r"M_(?:E|LOG2E|LOG10E|LN2|LN10|PI|PI_2|PI_4|1_PI|2_PI|2_SQRTPI|SQRT2|SQRT1_2)"
+    r"(?:l|f|f32|f64|f128|f32x|f64x)?"  # math constants (g++'s cmath: M_PI, M_PIl, ...)
+    r"|U?INT(?:MAX|PTR|_FAST\d+|_LEAST\d+|\d+)_(?:MAX|MIN|WIDTH|C)|U?INTMAX_C"
+    r"|(?:PTRDIFF|SIZE|SIG_ATOMIC|WCHAR|WINT)_(?:MAX|MIN|WIDTH)"
+    r"|HUGE_VAL\w*|SNAN\w*|FP_[A-Z0-9_]+|MATH_ERR(?:NO|EXCEPT)|math_errhandling|MAXFLOAT"
+    r"|EXIT_(?:FAILURE|SUCCESS)|RAND_MAX|MB_CUR_MAX|(?:BIG|LITTLE|PDP)_ENDIAN|BYTE_ORDER"
+    r"|W(?:CONTINUED|EXITED|EXITSTATUS|IFCONTINUED|IFEXITED|IFSIGNALED|IFSTOPPED|NOHANG"
+    r"|NOWAIT|STOPPED|STOPSIG|TERMSIG|UNTRACED)|FD_(?:CLR|ISSET|SET|SETSIZE|ZERO)|NFDBITS"
+    r"|alloca|issubnormal|(?:be|le)(?:16|32|64)toh|hto(?:be|le)(?:16|32|64)"
+)
+"""Macros of the headers generated code includes (``math.h``/``cmath``, ``stdint.h``/
+``cstdint``, ``stdlib.h``), as glibc and g++ define them: a symbolic constant named
+``HUGE_VAL`` made the parameter ``int64_t HUGE_VAL`` a function declaration and the loop
+``i < HUGE_VAL`` unbounded (the kernel segfaulted); ``M_PI`` or ``INT64_MAX`` were
+compiler errors."""
+
+_MATH_FAMILIES = (
+    "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh",
+    "sinh", "tanh", "exp", "exp2", "expm1", "exp10", "pow10", "frexp", "ilogb", "llogb", "ldexp",
+    "log", "log10", "log1p", "log2", "logb", "logp1", "log2p1", "log10p1", "modf", "scalbn",
+    "scalbln", "scalb", "cbrt", "fabs", "hypot", "pow", "sqrt", "rsqrt", "erf", "erfc", "lgamma",
+    "tgamma", "gamma", "ceil", "floor", "nearbyint", "rint", "lrint", "llrint", "round", "lround",
+    "llround", "roundeven", "trunc", "fmod", "remainder", "remquo", "drem", "copysign", "nan",
+    "nextafter", "nexttoward", "nextup", "nextdown", "fdim", "fmax", "fmin", "fma", "significand",
+    "finite", "isinf", "isnan", "j0", "j1", "jn", "y0", "y1", "yn", "sincos", "fmaximum",
+    "fminimum", "fmaximum_num", "fminimum_num", "fmaximum_mag", "fminimum_mag", "fmaximum_mag_num",
+    "fminimum_mag_num", "fmaxmag", "fminmag", "fromfp", "fromfpx", "ufromfp", "ufromfpx",
+    "canonicalize", "getpayload", "setpayload", "setpayloadsig", "totalorder", "totalordermag",
+    "acospi", "asinpi", "atanpi", "atan2pi", "cospi", "sinpi", "tanpi", "compoundn", "pown",
+    "powr", "rootn", "exp2m1", "exp10m1"
+)  # fmt: skip
+_STDLIB_FUNCTIONS = (
+    "atof", "atoi", "atol", "atoll", "rand", "srand", "rand_r", "random", "srandom", "initstate",
+    "setstate", "random_r", "srandom_r", "initstate_r", "setstate_r", "drand48", "erand48",
+    "lrand48", "nrand48", "mrand48", "jrand48", "srand48", "seed48", "lcong48", "drand48_r",
+    "erand48_r", "lrand48_r", "nrand48_r", "mrand48_r", "jrand48_r", "srand48_r", "seed48_r",
+    "lcong48_r", "arc4random", "arc4random_buf", "arc4random_uniform", "reallocarray",
+    "aligned_alloc", "posix_memalign", "valloc", "atexit", "at_quick_exit", "on_exit",
+    "quick_exit", "getenv", "secure_getenv", "setenv", "unsetenv", "clearenv", "putenv", "system",
+    "realpath", "canonicalize_file_name", "bsearch", "qsort", "qsort_r", "div", "ldiv", "lldiv",
+    "mblen", "mbtowc", "wctomb", "mbstowcs", "wcstombs", "mkstemp", "mkstemps", "mkostemp",
+    "mkostemps", "mkstemp64", "mkstemps64", "mkostemp64", "mkostemps64", "mkdtemp", "mktemp",
+    "ecvt", "fcvt", "gcvt", "qecvt", "qfcvt", "qgcvt", "ecvt_r", "fcvt_r", "qecvt_r", "qfcvt_r",
+    "select", "pselect", "getloadavg", "rpmatch", "getsubopt", "grantpt", "unlockpt", "ptsname",
+    "ptsname_r", "posix_openpt", "getpt", "a64l", "l64a"
+)  # fmt: skip
+HEADER_FUNCTIONS = re.compile(
+    rf"(?:{'|'.join(_MATH_FAMILIES)})(?:f|l|f32|f64|f128|f32x|f64x)?(?:_r)?"
+    r"|(?:[fd]|f32x?|f64x?)(?:add|sub|mul|div|sqrt|fma)(?:l|f32x?|f64x?|f128)?"
+    rf"|strto\w*|strfrom\w*|{'|'.join(_STDLIB_FUNCTIONS)}"
+)
+"""Functions the headers generated code includes declare (``math.h``/``cmath`` with glibc's
+and g++'s extensions, ``stdlib.h``): a kernel function of that name (a computation named
+``div``, ``erf`` or ``y0``) is a conflicting declaration, so it is renamed ``spf_<name>``
+(:func:`spf.codegen.program.c_function_name`); a data space or parameter may shadow them."""
+
 SPF_PREFIXES = ("spf_", "_spf_", "__")
 """Prefixes of spf's own names in generated code (``spf_acc``, ``spf_tile``,
 ``spf_floord``, ``spf_min``, ...) and of its internal names."""
@@ -196,6 +253,8 @@ def reserved_reason(name: str) -> str | None:
         return "a C++ keyword (the CUDA and HLS targets compile as C++)"
     if name in LIBRARY_NAMES:
         return "a name from the C headers generated code includes"
+    if HEADER_MACROS.fullmatch(name):
+        return "a macro of the C headers generated code includes"
     for prefix in SPF_PREFIXES:
         if name.startswith(prefix):
             return f"reserved for spf's own names (prefix {prefix!r})"

@@ -3,7 +3,9 @@
 ``spf demo [MATRIX] [--out DIR]``
     what ``make demo`` runs: build, schedule, generate, compile and run real kernels.
 ``spf codegen MODULE:FUNCTION [--target c|cuda|mpi|hls] [-o FILE] [--name NAME] [--no-check]``
-    print (or write) the generated code of the Computation that ``FUNCTION()`` returns.
+    print (or write) the generated code of the Computation that ``FUNCTION()`` returns;
+    for ``--target hls``, ``--hls-bounds M=1024,N=16:1024`` and ``--hls-tripcounts k=0:64``
+    are the printer options ``hls_bounds`` and ``hls_tripcounts`` (docs/backends/hls.md).
 ``spf dot MODULE:FUNCTION [-o FILE.dot|.svg|.png|.pdf | --steps DIR] [--params N=1000,...]``
     write its polyhedral dataflow graph, as DOT text or rendered by Graphviz; ``--steps``:
     one SVG per step of its trace and an ``index.html`` (``comp.pdfg_history()``);
@@ -106,6 +108,17 @@ def _parser() -> argparse.ArgumentParser:
         dest="check",
         action="store_false",
         help="skip the legality check (generate an illegal schedule on your responsibility)",
+    )
+    gen.add_argument(
+        "--hls-bounds",
+        metavar="M=1024,N=16:1024",
+        help="target hls: largest (or min:max) values of symbolic constants, which size the "
+        "local arrays, trip counts and port depths",
+    )
+    gen.add_argument(
+        "--hls-tripcounts",
+        metavar="k=0:64",
+        help="target hls: trip counts (max or min:max) of loops by name, e.g. a CSR row's k",
     )
     dot = commands.add_parser(
         "dot",
@@ -308,7 +321,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         comp = _load_with_progress(args.function)
         t0 = time.perf_counter()
         _progress(f"generating {args.target} code for {comp.name!r} ({len(comp.stmts)} statements)")
-        text = comp.codegen(args.target, name=args.name, check=args.check)
+        text = comp.codegen(args.target, name=args.name, check=args.check, **_hls_options(args))
         _progress(f"generated {len(text.splitlines())} lines in {time.perf_counter() - t0:.2f} s")
         _emit(text, args.output)
         return 0
@@ -365,6 +378,50 @@ def parse_params(text: str | None) -> dict[str, int] | None:
         if name in out:
             raise ArgumentError(f"--params: {name!r} is given twice; give each parameter once")
         out[name] = number
+    return out
+
+
+def _hls_options(args: argparse.Namespace) -> dict[str, dict[str, tuple[int, int]]]:
+    """``--hls-bounds`` / ``--hls-tripcounts`` as the HLS printer's options (target hls
+    only)."""
+    out = {}
+    for option, text in (("hls_bounds", args.hls_bounds), ("hls_tripcounts", args.hls_tripcounts)):
+        if text is None:
+            continue
+        flag = "--" + option.replace("_", "-")
+        if args.target != "hls":
+            raise ArgumentError(f"{flag} is an option of --target hls, not {args.target}")
+        out[option] = parse_ranges(text, flag)
+    return out
+
+
+def parse_ranges(text: str, flag: str) -> dict[str, tuple[int, int]]:
+    """``M=1024,N=16:1024`` as ``{"M": (0, 1024), "N": (16, 1024)}``; a malformed entry is
+    an ``ArgumentError`` that shows the expected form.
+
+    >>> parse_ranges("M=1024, N=16:1024", "--hls-bounds")
+    {'M': (0, 1024), 'N': (16, 1024)}
+    >>> parse_ranges("k=0:64,k=1", "--hls-tripcounts")
+    Traceback (most recent call last):
+    ...
+    spf.errors.ArgumentError: --hls-tripcounts: 'k' is given twice; give each name once
+    """
+    out: dict[str, tuple[int, int]] = {}
+    for item in text.split(","):
+        name, eq, value = (part.strip() for part in item.partition("="))
+        low, colon, high = value.partition(":")
+        try:
+            span = (int(low), int(high)) if colon else (0, int(value))
+        except ValueError:
+            span = (1, 0)
+        if not eq or not name.isidentifier() or span[0] > span[1]:
+            raise ArgumentError(
+                f"{flag}: {item.strip()!r} is not NAME=MAX or NAME=MIN:MAX with MIN <= MAX; "
+                "write e.g. M=1024,N=16:1024"
+            )
+        if name in out:
+            raise ArgumentError(f"{flag}: {name!r} is given twice; give each name once")
+        out[name] = span
     return out
 
 

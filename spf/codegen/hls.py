@@ -5,7 +5,8 @@
 * an ``extern "C"`` top function (so the C-simulation library is callable through cffi)
   whose array arguments (UF index arrays such as ``const int32_t *rowptr``, and data spaces)
   are pointers with ``#pragma HLS INTERFACE m_axi port=<a> offset=slave bundle=gmem<k>`` (one
-  AXI bundle per array, ``depth=<n>`` when the data space's largest size is known) and whose
+  AXI bundle per array, ``depth=<n>`` when the data space's largest size is known, or the
+  index array's from its UF's declared domain) and whose
   parameters and control are ``#pragma HLS INTERFACE s_axilite`` (``port=<N>``,
   ``port=return``);
 * ``#pragma HLS PIPELINE II=<n>`` from ``stmt.pipeline(i, ii)``, ``#pragma HLS UNROLL
@@ -66,6 +67,9 @@ syntax follows the Vitis HLS 2022.1+ documentation (``type=`` in ARRAY_PARTITION
 from __future__ import annotations
 
 import ast
+import numbers
+import operator
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -87,11 +91,13 @@ from spf.codegen.loop_ast import (
     walk,
 )
 from spf.codegen.program import coords, linear_index
+from spf.codegen.signature import uf_first_extent
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.analysis.memo import HasIR
     from spf.codegen.program import DataMacro, Program
+    from spf.codegen.signature import Arg
     from spf.codegen.unit import TranslationUnit
     from spf.ir import ComputationIR
 
@@ -127,6 +133,8 @@ MATH_FUNCTIONS = frozenset(
 """Functions a statement body may call: the C math library Vitis HLS synthesizes."""
 
 _PARTITION_KINDS = ("cyclic", "block", "complete")
+
+_C99_BOOL = re.compile(r"\b_Bool\b")
 
 
 def print_hls(
@@ -191,31 +199,41 @@ def generate_unit(
 
 
 # ------------------------------------------------------------------------------ options
-def _ranges(option: BoundsOption | None, what: str, known: set[str]) -> dict[str, Range]:
-    """``{"N": 64}`` -> ``{"N": (0, 64)}``; validates names and values."""
+def _ranges(option: BoundsOption | None, what: str, known: set[str] | None) -> dict[str, Range]:
+    """``{"N": 64}`` -> ``{"N": (0, 64)}``; validates the values, and the names when
+    ``known`` is given (integers of numpy's types count as ints)."""
     if option is None:
         return {}
     if not isinstance(option, Mapping):
         raise CodegenError(f"{what} must be a dict such as {{'N': 1024}}, got {option!r}")
     out: dict[str, Range] = {}
     for name, value in option.items():
-        if name not in known:
+        if known is not None and name not in known:
             listing = ", ".join(sorted(known)) or "none"
             raise CodegenError(f"{what}: unknown name {name!r}; known names: {listing}")
-        lo_hi = (0, value) if isinstance(value, int) else value
-        ok = (
-            isinstance(lo_hi, tuple | list)
-            and len(lo_hi) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in lo_hi)
-            and lo_hi[0] <= lo_hi[1]
+        lo_hi: object = (0, value) if _is_int(value) else value
+        pair = (
+            [operator.index(v) for v in lo_hi]
+            if isinstance(lo_hi, tuple | list) and all(_is_int(v) for v in lo_hi)
+            else []
         )
-        if not ok or isinstance(value, bool):
+        if len(pair) != 2 or pair[0] > pair[1]:
             raise CodegenError(
                 f"{what}[{name!r}] must be a maximum (int) or a (min, max) pair with "
                 f"min <= max, got {value!r}"
             )
-        out[name] = (int(lo_hi[0]), int(lo_hi[1]))
+        out[str(name)] = (pair[0], pair[1])
     return out
+
+
+def bounds_option(option: BoundsOption | None, what: str = "hls_bounds") -> dict[str, Range]:
+    """``option`` (``{"N": 64}`` or ``{"N": (1, 64)}``) as ranges, validated as the printer
+    does (:class:`~spf.errors.CodegenError` for a value that is neither)."""
+    return _ranges(option, what, None)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def bounds_header(bounds: Mapping[str, Range]) -> str:
@@ -235,7 +253,13 @@ def parse_bounds_header(source: str) -> dict[str, Range]:
             for item in line[len(BOUNDS_HEADER) :].split():
                 name, _, span = item.partition("=")
                 lo, _, hi = span.partition("..")
-                out[name] = (int(lo), int(hi))
+                try:
+                    out[name] = (int(lo), int(hi))
+                except ValueError:
+                    raise CodegenError(
+                        f"{line.strip()!r}: {item!r} is not NAME=MIN..MAX (an HLS source records "
+                        "its hls_bounds so; generate the source again)"
+                    ) from None
             return out
     return {}
 
@@ -367,27 +391,40 @@ def constant_trip_count(n: For) -> int | None:
 
 
 def extent_expr(text: str) -> Expr:
-    """A C extent (``N-2``, ``(N) * (M)``) as a loop-AST expression."""
+    """A C extent (``N-2``, ``(N) * (M)``) as a loop-AST expression.
+
+    Python parses it with each name replaced by a placeholder, so that a symbolic constant
+    named like a Python keyword (``lambda``, ``None``) or constant (``True``, else read as 1)
+    is a name as in C."""
+    names: list[str] = []
+
+    def placeholder(m: re.Match[str]) -> str:
+        names.append(m.group())
+        return f"_spf_name{len(names) - 1}"
+
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
+        tree = ast.parse(_NAME.sub(placeholder, text.strip()), mode="eval").body
     except SyntaxError:
         raise CodegenError(f"extent {text!r} is not an integer expression") from None
-    return _from_py(tree, text)
+    return _from_py(tree, text, names)
+
+
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # not the tail of a number (0x10)
 
 
 _PY_OPS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Mod: "%"}
 
 
-def _from_py(node: ast.expr, text: str) -> Expr:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+def _from_py(node: ast.expr, text: str, names: list[str]) -> Expr:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
         return Int(node.value)
-    if isinstance(node, ast.Name):
-        return Var(node.id)
+    if isinstance(node, ast.Name) and node.id.startswith("_spf_name"):
+        return Var(names[int(node.id.removeprefix("_spf_name"))])
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return Op("neg", (_from_py(node.operand, text),))
+        return Op("neg", (_from_py(node.operand, text, names),))
     if isinstance(node, ast.BinOp) and type(node.op) in _PY_OPS:
         op = _PY_OPS[type(node.op)]
-        return Op(op, (_from_py(node.left, text), _from_py(node.right, text)))
+        return Op(op, (_from_py(node.left, text, names), _from_py(node.right, text, names)))
     raise CodegenError(f"extent {text!r}: only +, -, *, / and % of parameters are supported")
 
 
@@ -407,6 +444,26 @@ _C_BYTES = {
     "char": 1,
 }
 """Bytes of an element of the C types local arrays have (8 for any other)."""
+
+
+_ARRAY_DECL = re.compile(
+    r"^[ \t]*(?:const[ \t]+)?([A-Za-z_]\w*)[ \t]+[A-Za-z_]\w*((?:\[\d+\])+)(?:[ \t]*=[ \t]*\{\})?;",
+    re.M,
+)
+
+
+def local_bytes(source: str) -> int:
+    """The bytes of the fixed-size arrays ``source`` declares (``double bx_buf[3][62];``),
+    as :attr:`TranslationUnit.local_bytes` counts them for a generated unit: what the C
+    simulation of a source given as text needs on its stack (an upper bound: arrays of
+    blocks that are not open at once are all counted)."""
+    total = 0
+    for m in _ARRAY_DECL.finditer(source):
+        elements = 1
+        for extent in re.findall(r"\d+", m.group(2)):
+            elements *= int(extent)
+        total += elements * _C_BYTES.get(m.group(1), 8)
+    return total
 
 
 @dataclass(frozen=True)
@@ -492,8 +549,9 @@ class HlsPrinter(CPrinter):
         arrays = [a for a in self.p.signature.args if a.kind != "param"]
         for k, a in enumerate(arrays):
             depth = ""
-            if a.shape is not None:
-                size = _max_size(tuple(str(e) for e in a.shape), env)
+            extents = _port_extents(a)
+            if extents is not None:
+                size = _max_size(extents, env)
                 depth = f" depth={size}" if size is not None else ""
             self.out.line(
                 f"#pragma HLS INTERFACE m_axi port={a.name} offset=slave bundle=gmem{k}{depth}"
@@ -576,11 +634,12 @@ class HlsPrinter(CPrinter):
             if r is None:
                 free = sorted(set(_names(e)) - set(env))
                 hint = ", ".join(f"{n!r}: <max>" for n in free)
+                flag = ",".join(f"{n}=<max>" for n in free)
                 raise CodegenError(
                     f"{what} {name!r} has extent {text!r}, which depends on "
                     f"{', '.join(free)}; HLS local arrays must be fixed-size: pass "
-                    f"hls_bounds={{{hint}}} to codegen/compile for target 'hls' so the array "
-                    "can be declared with its largest size"
+                    f"hls_bounds={{{hint}}} to codegen/compile for target 'hls' (spf codegen: "
+                    f"--hls-bounds {flag}) so the array can be declared with its largest size"
                 )
             dims.append(max(1, r[1]))
         return tuple(dims)
@@ -615,6 +674,12 @@ class HlsPrinter(CPrinter):
                     f"statement {s.name} is a {s.operation.kind} operation "
                     f"(comp.{s.operation.kind}); target 'hls' generates one FPGA kernel, "
                     'which cannot communicate with other ranks; generate it with target "mpi"'
+                )
+            if _C99_BOOL.search("\n".join(cx.stmt_lines(s.body))):
+                raise CodegenError(
+                    f"statement {s.name} uses _Bool, C99's boolean type, which C++ (Vitis HLS "
+                    "and the C simulation with g++) does not have; compare instead ((x) != 0) "
+                    "or declare the local int"
                 )
             banned = sorted(s.calls - allowed)
             if banned:
@@ -786,6 +851,15 @@ def _uses_params(n: For, program: Program) -> bool:
     return any(v in params for e in (n.init, n.cond) for v in _names(e))
 
 
+def _port_extents(a: Arg) -> tuple[str, ...] | None:
+    """The extents of array argument ``a``: a data space's shape, an index array's from its
+    UF's declared domain (None when unknown)."""
+    if a.shape is not None:
+        return tuple(str(e) for e in a.shape)
+    first = None if a.uf is None else uf_first_extent(a.uf)
+    return None if first is None else (first, *a.inner)
+
+
 def _max_size(extents: tuple[str, ...], env: Mapping[str, Range]) -> int | None:
     size = 1
     for text in extents:
@@ -799,8 +873,10 @@ def _max_size(extents: tuple[str, ...], env: Mapping[str, Range]) -> int | None:
 __all__ = [
     "PRINTER_OPTIONS",
     "HlsPrinter",
+    "bounds_option",
     "generate",
     "generate_unit",
+    "local_bytes",
     "parse_bounds_header",
     "print_hls",
     "unit_hls",

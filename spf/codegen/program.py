@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
 from spf.cexpr import to_c
-from spf.clang import C_KEYWORDS, C_LATER_KEYWORDS, CPP_KEYWORDS, LIBRARY_NAMES
+from spf.clang import (
+    C_KEYWORDS,
+    C_LATER_KEYWORDS,
+    CPP_KEYWORDS,
+    HEADER_FUNCTIONS,
+    HEADER_MACROS,
+    LIBRARY_NAMES,
+)
 from spf.codegen.apart import Pair, apart_pairs
 from spf.codegen.body import BodyBuilder
 from spf.codegen.c import eval_product, int_literal
@@ -444,9 +451,10 @@ def _check_function_name(
 
 
 def c_function_name(name: str) -> str:
-    """``name``, or ``spf_<name>`` when C reserves it (a computation named ``main`` or
-    ``trunc``)."""
-    return f"spf_{name}" if name in C_RESERVED else name
+    """``name``, or ``spf_<name>`` when C reserves it (a computation named ``main``,
+    ``trunc``, ``div``, ``erf`` or ``HUGE_VAL``)."""
+    clash = HEADER_MACROS.fullmatch(name) or HEADER_FUNCTIONS.fullmatch(name)
+    return f"spf_{name}" if name in C_RESERVED or clash else name
 
 
 def signature(ir: ComputationIR, fname: str) -> Signature:

@@ -149,6 +149,28 @@ def uf_inner_extents(uf: UF) -> tuple[str, ...]:
     return tuple(out)
 
 
+def uf_first_extent(uf: UF) -> str | None:
+    """One more than the largest first index ``uf``'s declared domain allows, as one affine
+    expression of the symbolic constants (``N + 1`` for ``{[i]: 0 <= i <= N}``), or None (no
+    domain, or no such expression): the length of the index array's first axis.
+
+    >>> from spf.sets import UF
+    >>> uf_first_extent(UF("rowptr", domain="{[i]: 0 <= i <= N}"))
+    'N + 1'
+    """
+    import islpy as isl
+
+    if uf.domain is None:
+        return None
+    iset = uf.domain.body_iset()
+    first = iset.project_out(isl.dim_type.set, 1, iset.dim(isl.dim_type.set) - 1)
+    try:
+        pieces = first.dim_max(0).get_pieces()
+    except isl.Error:
+        return None
+    return _affine_text(pieces[0][1], 1) if len(pieces) == 1 else None
+
+
 def uf_range_bounds(uf: UF) -> tuple[str, str] | None:
     """C expressions of the lowest and highest value ``uf``'s declared range allows (one
     affine expression of the symbolic constants each), or None (no range, or not such a

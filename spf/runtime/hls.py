@@ -48,11 +48,15 @@ class HlsKernel(Kernel):
         compiler_output: str = "",
         bounds: Mapping[str, tuple[int, int]] | None = None,
     ) -> None:
+        from spf.codegen.hls import local_bytes
+
         super().__init__(signature, source, path, command, compiler_output=compiler_output)
         self.signature = signature.c_prototype(restrict=False)  # as the source has it
         self.bounds: dict[str, tuple[int, int]] = dict(bounds or {})
-        self._stack = 0 if isinstance(source, str) else source.local_bytes
-        """The local arrays' bytes, on the stack of the thread that runs the C simulation."""
+        self._stack = local_bytes(source) if isinstance(source, str) else source.local_bytes
+        """The local arrays' bytes, on the stack of the thread that runs the C simulation
+        (read from the declarations of a source given as text: 0 there segfaulted a 9.6 MB
+        line buffer on the calling thread)."""
 
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         if positional:
@@ -71,7 +75,17 @@ class HlsKernel(Kernel):
         if self._stack <= STACK_SPARE:
             super().__call__(check=check, **args)
             return
-        _on_a_stack(self._stack + STACK_SPARE, lambda: Kernel.__call__(self, check=check, **args))
+        try:
+            _on_a_stack(
+                self._stack + STACK_SPARE, lambda: Kernel.__call__(self, check=check, **args)
+            )
+        except _NoThreadError as err:
+            raise MemoryError(
+                f"kernel {self.name}: the C simulation needs a thread whose stack holds the "
+                f"function's local arrays ({self._stack} bytes at the sizes of its hls_bounds "
+                f"{self.bounds}), and none could be started ({err}); generate it with smaller "
+                "hls_bounds"
+            ) from None
 
 
 STACK_SPARE = 2 << 20
@@ -93,15 +107,24 @@ def _on_a_stack(size: int, call: Callable[[], None]) -> None:
             failed.append(err)
 
     with _STACK_LOCK:  # the size applies to threads created while it is set
-        old = threading.stack_size(-(-size // 65536) * 65536)
+        try:
+            old = threading.stack_size(-(-size // 65536) * 65536)
+        except (ValueError, OverflowError) as err:
+            raise _NoThreadError(str(err)) from None
         try:
             worker = threading.Thread(target=run, name="spf-hls-csim")
             worker.start()
+        except RuntimeError as err:  # "can't start new thread": no memory for its stack
+            raise _NoThreadError(str(err)) from None
         finally:
             threading.stack_size(old)
     worker.join()
     if failed:
         raise failed[0]
+
+
+class _NoThreadError(Exception):
+    """No thread with the stack a C simulation needs could be started."""
 
 
 _STACK_LOCK = threading.Lock()
@@ -137,7 +160,7 @@ def compile_kernel(
     was generated for (a mismatch means it was generated without them): those of its record
     for a generated unit, those of its header line for a text.
     """
-    from spf.codegen.hls import parse_bounds_header
+    from spf.codegen.hls import bounds_option, parse_bounds_header
 
     del openmp
     unit = source
@@ -146,6 +169,14 @@ def compile_kernel(
     else:
         bounds = {name: (lo, hi) for name, lo, hi in source.bounds}
         source = source.source
+    params = {a.name for a in signature.args if a.kind == "param"}
+    strangers = sorted(set(bounds) - params)
+    if strangers:
+        raise CodegenError(
+            f"compile(target='hls'): the source of {name!r} records hls_bounds for "
+            f"{', '.join(strangers)}, which {signature.function} does not take (its "
+            f"parameters: {', '.join(sorted(params)) or 'none'}); generate the source again"
+        )
     unknown = sorted(set(options) - {"hls_bounds", "hls_tripcounts"})
     if unknown:
         raise ArgumentError(
@@ -153,15 +184,13 @@ def compile_kernel(
             "known: hls_bounds, hls_tripcounts"
         )
     given = options.get("hls_bounds")
-    if given is not None:
-        want = {k: (0, v) if isinstance(v, int) else tuple(v) for k, v in given.items()}
-        if want != bounds:
-            raise CodegenError(
-                f"compile(target='hls'): hls_bounds={dict(given)!r} were not used to generate "
-                f"the source of {name!r} (it records {bounds or 'no bounds'}); generate with "
-                "spf.codegen.hls.generate(comp, hls_bounds=...) or "
-                "spf.runtime.hls.compile_hls(comp, hls_bounds=...)"
-            )
+    if given is not None and bounds_option(given) != bounds:
+        raise CodegenError(
+            f"compile(target='hls'): hls_bounds={dict(given)!r} were not used to generate "
+            f"the source of {name!r} (it records {bounds or 'no bounds'}); generate with "
+            "spf.codegen.hls.generate(comp, hls_bounds=...) or "
+            "spf.runtime.hls.compile_hls(comp, hls_bounds=...)"
+        )
     built = build(
         source,
         name=name,

@@ -11,6 +11,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,29 @@ def test_runtime_refuses_bounds_the_source_was_not_generated_with(cache: str) ->
         )
     with pytest.raises(spf.SpfError, match="unknown option"):
         compile_kernel(source, signature(comp.ir, "gemm"), "gemm", emulate=True, cache_dir=cache)
+    # bounds that are not a dict of ints or pairs: a CodegenError, not a raw TypeError
+    for bad in ([("N", 4)], {"N": "4"}, {"N": (1, 2, 3)}):
+        with pytest.raises(CodegenError, match="hls_bounds"):
+            compile_kernel(
+                source, signature(comp.ir, "gemm"), "gemm", hls_bounds=bad, cache_dir=cache
+            )
+    bounded = generate(comp, hls_bounds={"N": 4})
+    # a header edited by hand: a CodegenError, not a KeyError/ValueError at the call
+    for header, message in [
+        ("Q=0..4", "records hls_bounds for Q, which gemm does not take"),
+        ("N=0..x", "'N=0..x' is not NAME=MIN..MAX"),
+    ]:
+        with pytest.raises(CodegenError, match=message):
+            compile_kernel(
+                bounded.replace("N=0..4", header),
+                signature(comp.ir, "gemm"),
+                "gemm",
+                cache_dir=cache,
+            )
+    kernel = compile_kernel(
+        bounded, signature(comp.ir, "gemm"), "gemm", hls_bounds={"N": np.int64(4)}, cache_dir=cache
+    )
+    assert kernel.bounds == {"N": (0, 4)}
 
 
 def test_generated_source_compiles_standalone_with_strict_warnings(tmp_path: Path) -> None:
@@ -265,6 +289,23 @@ def test_local_data_spaces_csim(cache: str) -> None:
     assert np.array_equal(x, np.arange(5.0) * 11)
 
 
+def test_a_constant_named_like_a_python_keyword_csim(cache: str) -> None:
+    """``lambda`` is a C name: the HLS printer read extents with Python's parser and refused
+    the local ``t[lambda]`` ('not an integer expression') where the C target ran it."""
+    comp = spf.Computation("hls_lambda")
+    comp.add_data_space("x", "double", shape=("lambda",))
+    comp.add_local("t", "double", shape=("lambda",))
+    comp.add_stmt(spf.Stmt("$t$(i) = 3 * $x$(i);", "{[i]: 0 <= i < lambda}", "{[i]->[0,i,0]}"))
+    comp.add_stmt(spf.Stmt("$x$(i) += $t$(i);", "{[i]: 0 <= i < lambda}", "{[i]->[1,i,0]}"))
+    source = generate(comp, hls_bounds={"lambda": 16})
+    assert "double t[16] = {};" in source
+    assert "depth=16" in source
+    kernel = compile_hls(comp, hls_bounds={"lambda": 16}, cache_dir=cache)
+    x = np.arange(5.0)
+    kernel(x=x)
+    np.testing.assert_array_equal(x, 4 * np.arange(5.0))
+
+
 def test_buffer_allocated_inside_a_loop_csim(cache: str) -> None:
     """A row buffer allocated per ``i`` (``allocate_at``), partitioned cyclically."""
     comp = spf.Computation("rowtmp")
@@ -355,3 +396,50 @@ def test_c_simulation_of_local_arrays_larger_than_a_threads_stack(fresh_python: 
     fresh interpreter, so that a crash fails this test, not the run); the C simulation of
     such a kernel runs on a thread with a stack that holds them."""
     assert fresh_python(_BIG_LOCAL) == ["True True"]
+
+
+_BIG_LOCAL_TEXT = """
+import numpy as np, spf
+from spf.codegen.hls import generate
+from spf.codegen.program import signature
+from spf.runtime.hls import compile_kernel
+blur = spf.kernels.blur2d()
+s0, s1 = blur.stmts
+s1.shift("i", 2).after(s0, "i")
+s0.storage_fold("i", 3)
+source = generate(blur, hls_bounds={"N": 64, "M": 400000})
+line = compile_kernel(source, signature(blur.ir, "blur2d"), "blur2d")
+img = np.random.default_rng(0).random((40, 31))
+out = np.zeros((38, 29))
+line(out=out, img=img, N=40, M=31)
+bx = (img[:, :-2] + img[:, 1:-1] + img[:, 2:]) / 3
+print(np.allclose(out, (bx[:-2] + bx[1:-1] + bx[2:]) / 3))
+"""
+
+
+def test_c_simulation_of_a_source_text_with_large_local_arrays(fresh_python: Any) -> None:
+    """compile_kernel takes the source as text too: its local arrays (9.6 MB of folded
+    rows) were counted as 0 bytes, so the call ran on the calling thread and segfaulted the
+    process; they are now read from the declarations (spf.codegen.hls.local_bytes)."""
+    assert fresh_python(_BIG_LOCAL_TEXT) == ["True"]
+
+
+def test_c_simulation_without_a_thread_for_its_locals_is_a_memory_error(
+    cache: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no thread with the stack the local arrays need can be started (hls_bounds of
+    2**35 columns: 768 GiB of folded rows; here 4.8 MB, with thread starts failing), the
+    call is a MemoryError naming the kernel and the bounds, not a raw
+    RuntimeError("can't start new thread")."""
+    blur = spf.kernels.blur2d()
+    s0, s1 = blur.stmts
+    s1.shift("i", 2).after(s0, "i")
+    s0.storage_fold("i", 3)
+    line = compile_hls(blur, hls_bounds={"N": 64, "M": 200000}, cache_dir=cache)
+
+    def no_thread(self: Any) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    with pytest.raises(MemoryError, match=r"kernel blur2d: .*local arrays.*smaller hls_bounds"):
+        line(out=np.zeros((2, 2)), img=np.zeros((4, 4)))

@@ -41,6 +41,13 @@ def illegal():
     comp.stmt(0).parallelize("k")
     return comp
 
+def line_buffer():
+    blur = spf.kernels.blur2d()
+    s0, s1 = blur.stmts
+    s1.shift("i", 2).after(s0, "i")
+    s0.storage_fold("i", 3)
+    return blur
+
 VALUE = 3
 """
 
@@ -217,6 +224,40 @@ def test_codegen_other_targets(
     assert out == ""
     assert marker in (workdir / f"k.{target}").read_text()
     assert f"generating {target} code for 'spmv_csr'" in err
+
+
+def test_codegen_hls_takes_bounds_and_tripcounts(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line buffer of M-2 columns needs a bound for M: docs/backends/hls.md sends users to
+    `spf codegen ... --target hls`, which had no way to give it (the printer's error asked
+    for hls_bounds=)."""
+    code, out, err = run(["codegen", "mykernels:line_buffer", "--target", "hls"], capsys)
+    assert code == 1
+    assert "--hls-bounds" in err
+    argv = ["codegen", "mykernels:line_buffer", "--target", "hls", "--hls-bounds", "M=64,N=2:64"]
+    code, out, err = run([*argv, "--hls-tripcounts", "j=0:62"], capsys)
+    assert code == 0, err
+    from spf.codegen.hls import generate
+
+    want = generate(
+        spf.cli.load("mykernels:line_buffer"),
+        hls_bounds={"M": 64, "N": (2, 64)},
+        hls_tripcounts={"j": (0, 62)},
+    )
+    assert out == want + "\n" or out == want
+    for bad, message in [
+        (["--hls-bounds", "M=x"], "--hls-bounds: 'M=x' is not NAME=MAX or NAME=MIN:MAX"),
+        (["--hls-bounds", "M=9:1"], "--hls-bounds: 'M=9:1' is not NAME=MAX or NAME=MIN:MAX"),
+        (["--hls-bounds", "Q=3"], "hls_bounds: unknown name 'Q'"),
+        (["--hls-tripcounts", "j=1,j=2"], "--hls-tripcounts: 'j' is given twice"),
+    ]:
+        code, out, err = run(["codegen", "mykernels:line_buffer", "--target", "hls", *bad], capsys)
+        assert (code, out) == (1, ""), err
+        assert message in err
+    code, out, err = run(["codegen", "mykernels:build", "--hls-bounds", "N=4"], capsys)
+    assert code == 1
+    assert "--hls-bounds is an option of --target hls, not c" in err
 
 
 def test_codegen_from_a_file_path(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 
 import spf
@@ -20,6 +21,8 @@ from spf.codegen.hls import (
     expr_range,
     extent_expr,
     generate,
+    generate_unit,
+    local_bytes,
     parse_bounds_header,
     print_hls,
     trip_range,
@@ -28,6 +31,7 @@ from spf.codegen.hls_check import Report, check, scan
 from spf.codegen.loop_ast import Block, Call, For, Int, Op, UFRead, Var
 from spf.codegen.program import lower
 from spf.errors import CodegenError
+from spf.formats import builtin
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -101,6 +105,17 @@ def test_m_axi_depth_follows_bounds() -> None:
     }
     unbounded = check(generate(spf.kernels.gemm()))
     assert all(p.get("depth") is None for p in unbounded.functions[0].interfaces)
+
+
+def test_index_array_ports_get_their_depth_from_the_uf_domain() -> None:
+    """Index arrays are m_axi ports too: C/RTL co-simulation needs their depth as much as
+    the data spaces' (rowptr and col had none, whatever the bounds)."""
+    source = generate(spf.kernels.spmv_csr(), hls_bounds={"N": 20, "NNZ": 30, "M": 10})
+    depth = {p.get("port"): p.get("depth") for p in check(source).functions[0].interfaces}
+    assert (depth["rowptr"], depth["col"], depth["y"], depth["A"]) == ("21", "30", "20", "30")
+    ell = generate(spf.kernels.spmv(builtin("ELL")), hls_bounds={"N": 20, "W": 30, "M": 10})
+    depth = {p.get("port"): p.get("depth") for p in check(ell).functions[0].interfaces}
+    assert depth["col"] == "600"  # a 2-d index array col(p, w): N * W entries
 
 
 # ----------------------------------------------------------------------------- loop pragmas
@@ -289,6 +304,16 @@ def with_locals() -> spf.Computation:
     return main
 
 
+def test_local_bytes_of_a_source_text_match_the_unit_record() -> None:
+    blur = spf.kernels.blur2d()
+    s0, s1 = blur.stmts
+    s1.shift("i", 2).after(s0, "i")
+    s0.storage_fold("i", 3)
+    unit = generate_unit(blur, hls_bounds={"N": 64, "M": 64})
+    assert local_bytes(unit.source) == unit.local_bytes == 3 * 62 * 8
+    assert local_bytes("  const float w[2][4] = {};\n  int64_t n = 3;\n") == 32
+
+
 def test_local_data_spaces_are_zero_filled_fixed_arrays() -> None:
     with pytest.raises(
         CodegenError, match=r"local data space '_i0_tmp' has extent 'n'.*'n': <max>"
@@ -314,6 +339,15 @@ def test_bad_bound_options() -> None:
         generate(spf.kernels.gemm(), hls_tripcounts={"z": 4})
 
 
+def test_bounds_may_be_numpy_integers() -> None:
+    """``hls_bounds={"N": rowptr.max()}`` is a numpy integer: it was refused as 'must be a
+    maximum (int)'."""
+    bounds = {"N": np.int64(8), "M": (np.int32(1), 4), "K": np.uint16(2)}
+    assert generate(spf.kernels.gemm(), hls_bounds=bounds) == generate(
+        spf.kernels.gemm(), hls_bounds={"N": 8, "M": (1, 4), "K": 2}
+    )
+
+
 # ----------------------------------------------------------------------------- statements
 def test_library_call_in_statement_is_refused() -> None:
     # the statement parser already refuses unknown calls; the printer checks the Program too
@@ -331,6 +365,21 @@ def test_library_call_in_statement_is_refused() -> None:
     freed = replace(program, stmts=(replace(s0, body=free, calls=frozenset({"free"})),))
     with pytest.raises(CodegenError, match=r"calls free\(\)"):
         print_hls(freed)
+
+
+@pytest.mark.parametrize(
+    "body", ["$a$(i) = (_Bool)$b$(i) + 1;", "{ _Bool t = $b$(i) > 0; $a$(i) = t; }"]
+)
+def test_c99_bool_in_a_statement_is_refused(body: str) -> None:
+    """gcc takes C99's _Bool, g++ (the C simulation) and Vitis' C++ front end do not: a raw
+    g++ CompileError before; a CodegenError naming the statement and the C++ spelling now."""
+    comp = spf.Computation("boolean")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_data_space("b", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt(body, "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    assert "_Bool" in comp.codegen("c")
+    with pytest.raises(CodegenError, match=r"statement s0 uses _Bool, .*C\+\+"):
+        generate(comp)
 
 
 def test_math_calls_are_allowed() -> None:
@@ -369,6 +418,15 @@ def test_expr_range() -> None:
     assert expr_range(Var("M"), env) is None
     with pytest.raises(CodegenError, match="only"):
         extent_expr("N ** 2")
+
+
+@pytest.mark.parametrize("name", ["None", "True", "lambda", "pass", "yield", "is", "in", "await"])
+def test_extents_may_use_names_that_are_python_words(name: str) -> None:
+    """An extent is C text: a symbolic constant named like a Python keyword (``lambda``) or
+    constant (``True``, once read as the number 1) is a name like any other; the C target
+    accepts it, and the HLS printer refused it as 'not an integer expression'."""
+    assert extent_expr(f"({name}) * (3) - 2") == Op("-", (Op("*", (Var(name), Int(3))), Int(2)))
+    assert expr_range(extent_expr(f"{name} - 2"), {name: (0, 10)}) == (-2, 8)
 
 
 def test_trip_counts() -> None:

@@ -4,9 +4,15 @@ data space named like a statement's reduction macro, isl's own words as constant
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 import pytest
 
-from spf import CodegenError, Computation, ParseError, Set, Stmt
+from spf import CodegenError, Computation, ParseError, Set, Stmt, VerifyError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _comp(name: str, data: str = "A", stmt: str | None = None) -> Computation:
@@ -49,3 +55,37 @@ def test_isl_words_are_no_symbolic_constants(word: str) -> None:
     reported as an spf bug at codegen)."""
     with pytest.raises(ParseError, match=f"'{word}' is a reserved word"):
         Set(f"{{[i]: 0 <= i < {word}}}")
+
+
+@pytest.mark.parametrize(
+    "name", ["HUGE_VAL", "M_PI", "INT64_MAX", "UINT8_C", "FP_NAN", "math_errhandling", "SIZE_MAX"]
+)
+def test_macros_of_the_included_headers_are_no_names(name: str) -> None:
+    """A symbolic constant named ``HUGE_VAL`` (a macro of math.h) made the parameter
+    ``int64_t HUGE_VAL`` a function declaration and the loop ``i < HUGE_VAL`` unbounded: the
+    C and HLS kernels segfaulted; ``M_PI`` (g++'s cmath) or ``INT64_MAX`` were g++ errors."""
+    comp = Computation("k")
+    with pytest.raises(VerifyError, match=f"symbolic constant '{name}' is a macro of the"):
+        comp.add_data_space("A", "double", shape=(name,))
+    with pytest.raises(VerifyError, match=f"data space '{name}' is a macro of the"):
+        comp.add_data_space(name, "double", shape=("N",))
+
+
+def test_a_computation_named_like_a_header_macro_gets_a_prefixed_function() -> None:
+    assert "void spf_HUGE_VAL(" in _comp("HUGE_VAL").codegen("hls")
+
+
+@pytest.mark.parametrize("name", ["div", "erf", "y0", "rand", "select", "tgammaf", "strtod"])
+@pytest.mark.parametrize("target", ["c", "hls"])
+def test_a_computation_named_like_a_header_function_gets_a_prefixed_function(
+    name: str, target: str, tmp_path: Path
+) -> None:
+    """``void div(...)`` conflicts with stdlib.h's div (``erf``, ``y0``: math.h's, with g++'s
+    GNU extensions): gcc and g++ failed; the function is named ``spf_<name>`` as for ``main``
+    or ``trunc``."""
+    comp = _comp(name)
+    kernel = comp.compile(target=target, cache_dir=str(tmp_path))
+    assert kernel.name == f"spf_{name}"
+    a = np.zeros(3)
+    kernel(A=a)
+    assert a[0] == 3.0  # 0 + 1 + 2

@@ -437,6 +437,11 @@ def test_not_a_basic_block(text: str) -> None:
         ("#pragma omp simd\n$y$(i) = 1;", ParseError, "preprocessor"),
         ("$y$(i) = $x$(i)++;", ParseError, r"\+\+/--"),
         ("double sqrt = 2;", SpfError, "hides a C function"),
+        # the HLS and CUDA targets compile statements as C++, where these are no names
+        ("double new = 2; $y$(i) = new;", SpfError, "local 'new' is a C\\+\\+ keyword"),
+        ("double true = 2; $y$(i) = true;", SpfError, "local 'true' is a C keyword"),
+        ("double M_PI = 2; $y$(i) = M_PI;", SpfError, "local 'M_PI' is a macro of the C head"),
+        ("double HUGE_VAL = 2;", SpfError, "local 'HUGE_VAL' is a macro of the C headers"),
         ("N(i) = 1;", UndeclaredError, "'N'"),
     ],
 )
