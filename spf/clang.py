@@ -168,11 +168,12 @@ _MATH = [*MATH_1, *MATH_2]
 LIBRARY_NAMES = frozenset(
     [*_MATH, *(f + "f" for f in _MATH), "abs", "labs", "llabs", "calloc", "malloc", "free"]
     + ["realloc", "exit", "abort", "NULL", "NAN", "INFINITY", "size_t", "ptrdiff_t"]
+    + ["printf", "fprintf", "snprintf", "sprintf", "puts", "fputs", "fflush", "FILE"]
     + [t for t in NUMPY_OF_C if t.endswith("_t")]
 )
 """Functions, macros and types of the headers generated code includes (``math.h``,
-``stdlib.h``, ``stdint.h``): a data space or statement macro of that name would replace
-them."""
+``stdlib.h``, ``stdint.h``; the ``stdio.h`` ones the MPI and CUDA runtimes call): a data
+space or statement macro of that name would replace them."""
 
 HEADER_MACROS = re.compile(
     r"M_(?:E|LOG2E|LOG10E|LN2|LN10|PI|PI_2|PI_4|1_PI|2_PI|2_SQRTPI|SQRT2|SQRT1_2)"
@@ -184,12 +185,16 @@ HEADER_MACROS = re.compile(
     r"|W(?:CONTINUED|EXITED|EXITSTATUS|IFCONTINUED|IFEXITED|IFSIGNALED|IFSTOPPED|NOHANG"
     r"|NOWAIT|STOPPED|STOPSIG|TERMSIG|UNTRACED)|FD_(?:CLR|ISSET|SET|SETSIZE|ZERO)|NFDBITS"
     r"|alloca|issubnormal|(?:be|le)(?:16|32|64)toh|hto(?:be|le)(?:16|32|64)"
+    r"|(?:S?CHAR|UCHAR|U?SHRT|U?INT|U?LONG|U?LLONG)_(?:MAX|MIN|WIDTH)|CHAR_BIT|MB_LEN_MAX"
+    r"|LONG_BIT|WORD_BIT|SSIZE_MAX|PATH_MAX"  # limits.h (the MPI target includes it)
+    r"|EOF|BUFSIZ|FILENAME_MAX|FOPEN_MAX|TMP_MAX|L_tmpnam|SEEK_(?:SET|CUR|END)|_IO[FLN]BF"
+    r"|stdin|stdout|stderr"  # stdio.h (the MPI and CUDA targets include it)
 )
 """Macros of the headers generated code includes (``math.h``/``cmath``, ``stdint.h``/
-``cstdint``, ``stdlib.h``), as glibc and g++ define them: a symbolic constant named
-``HUGE_VAL`` made the parameter ``int64_t HUGE_VAL`` a function declaration and the loop
-``i < HUGE_VAL`` unbounded (the kernel segfaulted); ``M_PI`` or ``INT64_MAX`` were
-compiler errors."""
+``cstdint``, ``stdlib.h``; ``limits.h`` and ``stdio.h`` for MPI and CUDA), as glibc and
+g++ define them: a symbolic constant named ``HUGE_VAL`` made the parameter
+``int64_t HUGE_VAL`` a function declaration and the loop ``i < HUGE_VAL`` unbounded (the
+kernel segfaulted); ``M_PI`` or ``INT64_MAX`` were compiler errors."""
 
 _MATH_FAMILIES = (
     "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh",
@@ -261,7 +266,8 @@ def reserved_reason(name: str) -> str | None:
     return None
 
 
-# Words of spf's set notation (isl's), which no loop, UF or constant may be called.
+# Words of spf's set notation (isl's, in lower case: isl_reserved), which no loop, UF or
+# constant may be called.
 ISL_RESERVED = frozenset(
     [
         "and",
@@ -276,7 +282,7 @@ ISL_RESERVED = frozenset(
         "true",
         "false",
         "infty",
-        "NaN",
+        "nan",
         "implies",
         "rat",
         "xor",
@@ -284,6 +290,16 @@ ISL_RESERVED = frozenset(
         "ceild",
     ]
 )
+
+
+def isl_reserved(name: str) -> bool:
+    """Whether ``name`` is a word of the set notation: isl reads its words in any case
+    (``True``, ``MAX`` and ``Floor`` are ``true``, ``max`` and ``floor`` to it).
+
+    >>> isl_reserved("True"), isl_reserved("rowptr")
+    (True, False)
+    """
+    return name.lower() in ISL_RESERVED
 
 
 def check_reserved(what: str, name: str, *, in_macros: bool = False, in_sets: bool = False) -> None:
@@ -302,7 +318,7 @@ def check_reserved(what: str, name: str, *, in_macros: bool = False, in_sets: bo
     why = reserved_reason(name)
     if why is None and in_macros and re.fullmatch(r"t[0-9]+", name):
         why = "the name of a macro argument in generated code (t0, t1, ...)"
-    if why is None and in_sets and name in ISL_RESERVED:
+    if why is None and in_sets and isl_reserved(name):
         why = "a word of spf's set notation (min, max, floor, mod, ...)"
     if why is not None:
         raise VerifyError(f"{what} {name!r} is {why}; pick another name")

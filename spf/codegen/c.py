@@ -88,6 +88,15 @@ PRELUDE = """\
 PRELUDE_MACROS = ("spf_floord", "spf_min", "spf_max")
 """The macros :data:`PRELUDE` defines."""
 
+
+def uses_bool(p: Program) -> bool:
+    """Whether an argument, local array or buffer of ``p`` has the element type ``bool``,
+    which C (before C23) takes from ``<stdbool.h>`` (C++, the CUDA and HLS targets, has it)."""
+    types = [a.ctype for a in p.signature.args]
+    types += [ctype for _, ctype, _ in p.locals] + [b.ctype for b in p.buffers]
+    return "bool" in types
+
+
 _INFIX = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}
 
 
@@ -204,6 +213,8 @@ class CPrinter:
         self._check_operations()
         check_stack_buffers(self.p.buffers, self.target)
         self.out.raw(PRELUDE)
+        if uses_bool(self.p):
+            self.out.line("#include <stdbool.h>")
         self.out.macros(PRELUDE_MACROS)
         if any(option == "privatize" for _, option in reduction_loops(self.p)):
             self.out.raw(THREADS_PRELUDE)

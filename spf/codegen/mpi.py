@@ -54,6 +54,7 @@ from spf.codegen.c import (
     loop_tree,
     on_heap,
     stack_elements,
+    uses_bool,
 )
 from spf.codegen.loop_ast import Call, For, If, Node, walk
 from spf.errors import CodegenError
@@ -205,6 +206,8 @@ class MPIPrinter(CPrinter):
         check_stack_buffers(self.p.buffers, "mpi")
         self.out.line("#include <mpi.h>")
         self.out.raw(PRELUDE)
+        if uses_bool(self.p):
+            self.out.line("#include <stdbool.h>")
         self.out.macros(PRELUDE_MACROS)
         self.out.chunk(faults.NOTE)
         if self.ops:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from spf.clang import ISL_RESERVED, reserved_reason
+from spf.clang import isl_reserved, reserved_reason
 from spf.frontend.cparse import c_ast, nodes
 
 
@@ -75,7 +75,7 @@ def usable(name: str, *, in_sets: bool) -> bool:
     """``name`` can name a local data space (``in_sets``: a loop, which sets also name)."""
     if reserved_reason(name) is not None or re.fullmatch(r"t[0-9]+", name):
         return False
-    return not (in_sets and name in ISL_RESERVED)
+    return not (in_sets and isl_reserved(name))
 
 
 def rename_reserved_locals(fn: Any, taken: Iterable[str]) -> dict[str, str]:

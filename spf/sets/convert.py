@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import islpy as isl
 
-from spf.clang import ISL_RESERVED
+from spf.clang import isl_reserved
 from spf.errors import ArityError, InternalError, ParseError, UndeclaredError
 from spf.sets import affine
 from spf.sets import syntax as ast
@@ -57,7 +57,7 @@ class _Piece:
         return sym(node.name).aff()
 
     def check_param(self, name: str, span: tuple[int, int]) -> None:
-        if name in ISL_RESERVED:
+        if isl_reserved(name):
             raise self.error(f"{name!r} is a reserved word and cannot be used as a name", span)
         if name.startswith("__"):
             raise self.error(f"names starting with '__' are reserved for spf ({name!r})", span)
@@ -137,7 +137,7 @@ class _Piece:
 
     def check_uf(self, node: ast.Call) -> None:
         name, n = node.name, len(node.args)
-        if name in ISL_RESERVED or name.startswith("__"):
+        if isl_reserved(name) or name.startswith("__"):
             raise self.error(f"{name!r} cannot be used as a function name", node.name_span)
         if name in self.params:
             raise self.error(
@@ -261,7 +261,7 @@ def convert_piece(
     for k, item in enumerate(items):
         side_start = 0 if n_in is None or k < n_in else n_in
         fresh = isinstance(item, ast.Name) and item.name not in frame and not st.is_uf(item.name)
-        if isinstance(item, ast.Name) and (item.name in ISL_RESERVED or item.name.startswith("__")):
+        if isinstance(item, ast.Name) and (isl_reserved(item.name) or item.name.startswith("__")):
             st.check_param(item.name, item.span)
         del side_start
         if fresh and isinstance(item, ast.Name):

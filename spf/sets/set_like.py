@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from spf.clang import ISL_RESERVED
+from spf.clang import isl_reserved
 from spf.errors import ArgumentError, ArityError, VerifyError
 from spf.sets import concrete, emptiness, hidden, ops
 from spf.sets import syntax as ast
@@ -563,7 +563,7 @@ def _summed_names(text: str) -> list[str] | None:
             return None
     if len(set(names)) != len(names):
         return None
-    if any(n == "_x" or n.startswith("__") or n in ISL_RESERVED for n in names):
+    if any(n == "_x" or n.startswith("__") or isl_reserved(n) for n in names):
         return None
     return names
 

@@ -162,3 +162,28 @@ def test_sell_rejects_other_index_types() -> None:
 
     with pytest.raises(spf.SpfError, match="index_dtype must be 'int32' or 'int64'"):
         sell(8, index_dtype=np.float32)
+
+
+@pytest.mark.parametrize("where", ["argument", "stack buffer"])
+def test_a_bool_data_space_compiles_in_c(where: str, tmp_path: object) -> None:
+    """C (before C23) has ``bool`` from ``<stdbool.h>``, which the C target did not include:
+    a computation with a ``bool`` data space failed in gcc."""
+    comp = spf.Computation("mask")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("m", "bool", shape=("N",))
+    first = comp.add_stmt(spf.Stmt("$m$(i) = $x$(i) > 0.5;", "{[i]: 0 <= i < N}"))
+    if where == "stack buffer":
+        comp.add_data_space("y", "double", shape=("N",))
+        comp.add_stmt(spf.Stmt("$y$(i) = $m$(i) ? 1.0 : 2.0;", "{[i]: 0 <= i < N}"))
+        first.store_in(comp.add_buffer("mb", ("N",), "bool", scope="stack"), ["i"])
+    assert "#include <stdbool.h>" in comp.codegen()
+    x = np.random.default_rng(0).random(11)
+    kernel = comp.compile(cache_dir=str(tmp_path))
+    if where == "argument":
+        m = np.zeros(11, dtype=bool)
+        kernel(x=x, m=m)
+        np.testing.assert_array_equal(m, x > 0.5)
+    else:
+        y = np.zeros(11)
+        kernel(x=x, y=y)
+        np.testing.assert_array_equal(y, np.where(x > 0.5, 1.0, 2.0))

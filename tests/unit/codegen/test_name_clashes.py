@@ -49,16 +49,20 @@ def test_a_data_space_named_like_a_statement_macro_is_refused(data: str) -> None
         _comp("c", data=data).codegen()
 
 
-@pytest.mark.parametrize("word", ["floord", "ceild"])
+@pytest.mark.parametrize("word", ["floord", "ceild", "True", "FALSE", "Max", "NaN"])
 def test_isl_words_are_no_symbolic_constants(word: str) -> None:
-    """Both are words of isl's notation (a constant so named was an isl syntax error,
-    reported as an spf bug at codegen)."""
+    """Words of isl's notation, in any case: isl reads ``True`` as ``true`` (a constant so
+    named was an isl syntax error, reported as an spf bug at codegen)."""
     with pytest.raises(ParseError, match=f"'{word}' is a reserved word"):
         Set(f"{{[i]: 0 <= i < {word}}}")
 
 
 @pytest.mark.parametrize(
-    "name", ["HUGE_VAL", "M_PI", "INT64_MAX", "UINT8_C", "FP_NAN", "math_errhandling", "SIZE_MAX"]
+    "name",
+    [
+        *("HUGE_VAL", "M_PI", "INT64_MAX", "UINT8_C", "FP_NAN", "math_errhandling", "SIZE_MAX"),
+        *("INT_MAX", "LLONG_MIN", "CHAR_BIT", "EOF", "stderr"),  # limits.h, stdio.h (MPI, CUDA)
+    ],
 )
 def test_macros_of_the_included_headers_are_no_names(name: str) -> None:
     """A symbolic constant named ``HUGE_VAL`` (a macro of math.h) made the parameter
@@ -89,3 +93,11 @@ def test_a_computation_named_like_a_header_function_gets_a_prefixed_function(
     a = np.zeros(3)
     kernel(A=a)
     assert a[0] == 3.0  # 0 + 1 + 2
+
+
+@pytest.mark.parametrize("name", ["fprintf", "printf", "FILE"])
+def test_stdio_names_the_runtimes_call_are_no_names(name: str) -> None:
+    """The MPI runtime calls ``fprintf(stderr, ...)`` and the CUDA host code ``snprintf``: a
+    data space of that name would define a macro rewriting the call."""
+    with pytest.raises(VerifyError, match=f"data space '{name}' is a name from the C headers"):
+        Computation("k").add_data_space(name, "double", shape=("N",))
