@@ -125,9 +125,21 @@ typedef unsigned long long uint64_t;
 DIMS = "xyz"
 DEVICE_PREFIX = "spf_d_"
 CONSTANT_PREFIX = "spf_c_"
+SCALAR_PREFIX = "spf_p_"
+"""A kernel parameter carrying a scalar whose own C type is not 8 bytes wide (:func:`carrier`)."""
 _DEVICE = ("shared", "local")
 """Buffer scopes a kernel declares itself (a host ``Alloc`` of one prints nothing)."""
 _GPU = ("gpu_block", "gpu_thread")
+
+
+def carrier(ctype: str) -> str:
+    """The 8-byte type a kernel takes a scalar of C type ``ctype`` in: ``double`` for
+    floating types, ``uint64_t`` for unsigned ones, else ``int64_t`` (the GPU bridge passes
+    8-byte arguments, spf_cuda_bridge.h). A scalar of another type is cast back to it at the
+    kernel's top, so statements compute with the type the constant was declared with."""
+    if ctype in ("float", "double"):
+        return "double"
+    return "uint64_t" if ctype.startswith("uint") else "int64_t"
 
 
 def _gpu_kind(n: For) -> tuple[str, int] | None:
@@ -352,6 +364,7 @@ class CudaPrinter(CPrinter):
         self.arrays = [a for a in program.signature.args if a.kind != "param"]
         self.array_names = {a.name for a in self.arrays}
         self.params = [a.name for a in program.signature.args if a.kind == "param"]
+        self.param_types = {a.name: a.ctype for a in program.signature.args if a.kind == "param"}
         self.local_names = {name for name, _, _ in program.locals}
         ops = [s.operation for s in program.stmts if s.operation is not None]
         self.explicit = any(o.kind in ("host_to_device", "device_to_host") for o in ops)
@@ -836,6 +849,12 @@ class CudaPrinter(CPrinter):
 
     # ------------------------------------------------------------------ kernels
 
+    def _scalar(self, name: str) -> str:
+        """Host variable ``name`` as the kernel argument that carries it (:func:`carrier`)."""
+        ctype = self.param_types.get(name, "int64_t")
+        wide = carrier(ctype)
+        return name if wide == ctype else f"({wide}){name}"
+
     def _launch(self, first: For) -> None:
         kind = _gpu_kind(first)
         if kind is None or kind[0] != "gpu_block":
@@ -876,7 +895,7 @@ class CudaPrinter(CPrinter):
                 g = _dim3([f"spf_g{k}" for k in range(len(grid))])
                 t = _dim3([f"spf_t{k}" for k in range(len(block))])
                 out.line(f"dim3 spf_grid({g}), spf_block({t});")
-                call = [*scalars]
+                call = [self._scalar(s) for s in scalars]
                 call += [f"{DEVICE_PREFIX}{a}" for a in arrays if self._scope(a) != "constant"]
                 out.line(f"SPF_LAUNCH({', '.join([name, 'spf_grid', 'spf_block', *call])});")
                 out.line("SPF_CHECK(cudaGetLastError());")
@@ -981,7 +1000,15 @@ class _KernelBuilder:
 
     def _function(self, text: str, arrays: list[str]) -> str:
         scalars = [*self.p.params, *self.p.host_scope]
-        decls = [f"int64_t {s}" for s in scalars]
+        decls, narrow = [], []
+        for s in scalars:
+            ctype = self.p.param_types.get(s, "int64_t")
+            wide = carrier(ctype)
+            if wide == ctype:
+                decls.append(f"{ctype} {s}")
+            else:  # passed 8 bytes wide, used with its own type
+                decls.append(f"{wide} {SCALAR_PREFIX}{s}")
+                narrow.append(f"const {ctype} {s} = ({ctype}){SCALAR_PREFIX}{s};")
         for a in self.p.arrays:
             if a.name in arrays and self.p._scope(a.name) != "constant":
                 const = "const " if a.const else ""
@@ -990,6 +1017,8 @@ class _KernelBuilder:
         out.line(f'extern "C" __global__ void {self.name}({", ".join(decls) or "void"})')
         out.line("{")
         with out.indented():
+            for line in narrow:
+                out.line(line)
             for s in scalars:
                 out.line(f"(void){s};")
             for name in arrays:
