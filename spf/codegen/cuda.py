@@ -44,8 +44,9 @@ memory), ``name_spf_to_host`` copies device memory to the
 host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`), and
 ``name_spf_where`` says where CUDA finds a pointer (``cudaPointerGetAttributes``: the runtime
 refuses a device array a kernel on the current GPU cannot read before it launches). Layer IV
-operations ``host_to_device`` / ``device_to_host`` replace the implicit copies (they are
-then exactly where the schedule puts them); ``barrier`` is ``__syncthreads()`` in a kernel
+operations ``host_to_device`` / ``device_to_host`` replace the implicit copies of the
+arrays they name (those are then copied exactly where the schedule puts them; every other
+array keeps its implicit copies); ``barrier`` is ``__syncthreads()`` in a kernel
 and ``cudaDeviceSynchronize()`` on the host. Buffers: ``shared`` -> ``__shared__``,
 ``local`` / ``stack`` -> a per-thread array (in a kernel; a host array when only host code
 uses it), ``constant`` -> ``__constant__`` filled with ``cudaMemcpyToSymbol``, ``global`` ->
@@ -367,7 +368,12 @@ class CudaPrinter(CPrinter):
         self.param_types = {a.name: a.ctype for a in program.signature.args if a.kind == "param"}
         self.local_names = {name for name, _, _ in program.locals}
         ops = [s.operation for s in program.stmts if s.operation is not None]
-        self.explicit = any(o.kind in ("host_to_device", "device_to_host") for o in ops)
+        self.copied = {
+            o.buffer for o in ops if o.kind in ("host_to_device", "device_to_host") and o.buffer
+        }
+        """Arrays a Layer IV copy names: copied only where those copies are; every other array
+        a kernel uses keeps the implicit copies (a kernel must not read device memory nothing
+        wrote, and results nothing copies back would be lost)."""
         self.host_calls = self._host_calls(program.body)
         self.deps = self._macro_identifiers()
         self._codes: str | None = None  # _device_codes, once
@@ -584,7 +590,7 @@ class CudaPrinter(CPrinter):
                         out.line(f"if (spf_on_device[{index}]) {dev} = ({a.ctype} *){a.name};")
                         alloc = f"else {alloc}"
                     out.line(alloc)
-                whole = not self.explicit and not self.host_calls
+                whole = not self.host_calls
                 used = sorted({n for k in self.kernels for n in k.arrays})
                 if whole:
                     self._copies(out, used, "in")
@@ -648,18 +654,11 @@ class CudaPrinter(CPrinter):
             return self._codes
         host = self._uses(self._names(self.p.body, host=True))
         statements = self._uses(self._host_statements(self.p.body))
-        copied = {
-            s.operation.buffer
-            for s in self.p.stmts
-            if s.operation is not None
-            and s.operation.kind in ("host_to_device", "device_to_host")
-            and s.operation.buffer
-        }
         codes = []
         for a in self.arrays:
             if self._scope(a.name) != "global":
                 codes.append("m")
-            elif a.name in copied:
+            elif a.name in self.copied:
                 codes.append("x")
             elif a.name in statements:
                 codes.append("h")
@@ -725,9 +724,10 @@ class CudaPrinter(CPrinter):
         return [a for a in self.arrays if a.name in names]
 
     def _copies(self, out: Emitter, names: list[str], direction: str) -> None:
+        """The implicit copies of arrays ``names`` (those no Layer IV copy names)."""
         codes = self._device_codes()
         for a in self._args(names):
-            if direction == "out" and a.const:
+            if (direction == "out" and a.const) or a.name in self.copied:
                 continue
             index = self.arrays.index(a)
             size = f"(size_t)spf_count[{index}] * sizeof({a.ctype})"
@@ -874,7 +874,7 @@ class CudaPrinter(CPrinter):
                     "declare it as a data space of the Computation or a buffer"
                 )
         out = self.out
-        per_launch = not self.explicit and self.host_calls
+        per_launch = self.host_calls
         if per_launch:
             self._copies(out, arrays, "in")
         grid, block = kernel.grid, kernel.block
@@ -901,7 +901,10 @@ class CudaPrinter(CPrinter):
                 out.line("SPF_CHECK(cudaGetLastError());")
         out.line("}")
         if per_launch:
-            if any(not a.const and self._scope(a.name) != "constant" for a in self._args(arrays)):
+            if any(
+                not a.const and self._scope(a.name) != "constant" and a.name not in self.copied
+                for a in self._args(arrays)
+            ):
                 # the launch may run on a stream the copy does not wait for (CuPy's current)
                 out.line("SPF_CHECK(cudaDeviceSynchronize());")
             self._copies(out, arrays, "out")

@@ -78,3 +78,44 @@ def test_typed_constants_build_with_nvcc() -> None:
     comp = scaled("float")
     built = build_nvcc(comp.codegen("cuda"), name=comp.name)
     assert built.path.is_file()
+
+
+def explicit_copies_of_a() -> spf.Computation:
+    """``a = 2 a + x; z = a`` on the GPU with explicit copies of ``a`` only."""
+    comp = spf.Computation("copies")
+    for name in ("a", "x", "z"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.host_to_device("a")
+    body = comp.add_stmt(
+        spf.Stmt("$a$(i) = 2 * $a$(i) + $x$(i); $z$(i) = $a$(i);", "{[i]: 0 <= i < N}")
+    )
+    comp.device_to_host("a")
+    body.split("i", 16, "i0", "i1").gpu(("i0",), ("i1",))
+    return comp
+
+
+def test_explicit_copies_leave_other_arrays_to_the_implicit_copies() -> None:
+    """With a host_to_device / device_to_host anywhere, no array was copied implicitly: the
+    kernel read ``x`` from device memory nothing had written (garbage) and ``z`` never came
+    back. The arrays no copy names keep the implicit copies."""
+    comp = explicit_copies_of_a()
+    src = comp.codegen("cuda")
+    host = src[src.index('extern "C" int copies(') :]
+    assert host.count("cudaMemcpyHostToDevice") == 3  # a (explicit), x and z (implicit)
+    assert host.count("cudaMemcpyDeviceToHost") == 2  # a (explicit), z (implicit)
+    k = comp.compile(target="cuda", emulate=True)
+    a, x, z = np.arange(40.0), np.full(40, 0.5), np.zeros(40)
+    k(a=a, x=x, z=z)
+    np.testing.assert_array_equal(a, 2 * np.arange(40.0) + 0.5)
+    np.testing.assert_array_equal(z, a)
+
+
+def test_explicit_copies_with_host_statements_copy_the_others_around_each_launch() -> None:
+    comp = explicit_copies_of_a()
+    comp.add_data_space("w", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$w$(i) = $z$(i) + 1.0;", "{[i]: 0 <= i < N}"))  # on the host
+    k = comp.compile(target="cuda", emulate=True)
+    a, x, z, w = np.arange(9.0), np.ones(9), np.zeros(9), np.zeros(9)
+    k(a=a, x=x, z=z, w=w)
+    np.testing.assert_array_equal(z, 2 * np.arange(9.0) + 1)
+    np.testing.assert_array_equal(w, z + 1)
