@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING
 from spf.cexpr import to_c, to_c_arg, to_c_at
 from spf.clang import C_PREC
 from spf.codegen.c import CPrinter, expr, loop_tree
-from spf.codegen.cuda_limits import KernelMemory, grid_checks
+from spf.codegen.cuda_limits import KernelMemory, block_checks, grid_checks
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -890,7 +890,9 @@ class CudaPrinter(CPrinter):
             )
             out.line(f"if ({positive})")
             with out.braces():
-                for line in grid_checks(name, [(w, f"spf_g{k}") for k, (w, _) in enumerate(grid)]):
+                counts = [(w, f"spf_g{k}") for k, (w, _) in enumerate(grid)]
+                threads = [(w, f"spf_t{k}") for k, (w, _) in enumerate(block)]
+                for line in [*grid_checks(name, counts), *block_checks(name, threads)]:
                     out.line(line)
                 g = _dim3([f"spf_g{k}" for k in range(len(grid))])
                 t = _dim3([f"spf_t{k}" for k in range(len(block))])

@@ -8,6 +8,9 @@
 * Grid: at most 2^31 - 1 blocks on x and 65535 on y and z. The extents are known only at
   run time, so the host code checks them before each launch (:func:`grid_checks`) and
   names the block loop and its count.
+* Block: at most 1024 threads, 1024 on x and y and 64 on z; checked by the host code before
+  each launch too (:func:`block_checks`), naming the thread loops (a launch CUDA refuses says
+  only "invalid configuration argument", and a count above 2^32 would wrap in ``dim3``).
 
 The emulator (``spf_cuda_emu.h``) runs each CUDA thread on a fiber with its own stack of
 ``SPF_EMU_STACK`` bytes (256 KiB unless defined); a unit whose kernels declare more local
@@ -31,6 +34,10 @@ STATIC_SHARED_BYTES = 48 * 1024
 """CUDA's static ``__shared__`` memory per block."""
 GRID_BLOCKS = (2**31 - 1, 65535, 65535)
 """The most blocks on each grid dimension (x, y, z)."""
+BLOCK_THREADS = (1024, 1024, 64)
+"""The most threads on each block dimension (x, y, z)."""
+THREADS_PER_BLOCK = 1024
+"""The most threads in one block."""
 EMULATOR_STACK = 256 * 1024
 """The emulator's fiber stack when the unit defines none (``spf_cuda_emu.h``)."""
 STACK_MARGIN = 64 * 1024
@@ -122,13 +129,41 @@ def grid_checks(kernel: str, grid: list[tuple[str, str]]) -> list[str]:
     return lines
 
 
+def block_checks(kernel: str, block: list[tuple[str, str]]) -> list[str]:
+    """Host C lines that refuse a launch of ``kernel`` whose blocks have more threads than
+    CUDA allows: ``block`` gives, per dimension (x first), the thread loops and the variable
+    holding their count."""
+    if not block:
+        return []
+    too_many = [f"{var} > {most}" for (_, var), most in zip(block, BLOCK_THREADS, strict=False)]
+    product = " * ".join(var for _, var in block)
+    shape = " x ".join("%lld" for _ in block)
+    loops = ", ".join(f"{loops} on {'xyz'[dim]}" for dim, (loops, _) in enumerate(block))
+    message = (
+        f"kernel {kernel}: gpu thread loops {loops} make blocks of {shape} threads; CUDA "
+        f"allows at most {THREADS_PER_BLOCK} threads per block ({BLOCK_THREADS[0]} on x and y, "
+        f"{BLOCK_THREADS[2]} on z): use smaller tiles"
+    )
+    values = ", ".join(f"(long long){var}" for _, var in block)
+    if len(block) > 1:
+        too_many.append(f"{product} > {THREADS_PER_BLOCK}")
+    return [
+        f"if ({' || '.join(too_many)}) {{ "
+        f'snprintf(spf_message, sizeof spf_message, "{message}", {values}); spf_status = 1; '
+        "goto spf_done; }"
+    ]
+
+
 __all__ = [
+    "BLOCK_THREADS",
     "EMULATOR_STACK",
     "GRID_BLOCKS",
     "LOCAL_BYTES",
     "STACK_MARGIN",
     "STATIC_SHARED_BYTES",
+    "THREADS_PER_BLOCK",
     "KernelMemory",
+    "block_checks",
     "buffer_bytes",
     "emulator_stack",
     "grid_checks",

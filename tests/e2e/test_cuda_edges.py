@@ -119,3 +119,53 @@ def test_explicit_copies_with_host_statements_copy_the_others_around_each_launch
     k(a=a, x=x, z=z, w=w)
     np.testing.assert_array_equal(z, 2 * np.arange(9.0) + 1)
     np.testing.assert_array_equal(w, z + 1)
+
+
+def tiled_transpose(tile: int) -> spf.Computation:
+    comp = spf.Computation("tt")
+    comp.add_data_space("B", "float", shape=("N", "N"))
+    comp.add_data_space("A", "float", shape=("N", "N"))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$B$(j,i) = $A$(i,j);", "{[i,j]: 0 <= i < N && 0 <= j < N}", "{[i,j]->[0,i,0,j,0]}"
+        )
+    )
+    s.tile_gpu("i", "j", tile, tile)
+    return comp
+
+
+def test_a_block_of_too_many_threads_is_refused_naming_the_thread_loops() -> None:
+    """The launch failed with 'invalid configuration argument' (on a GPU, nothing more); the
+    host code now checks the block before the launch, as it does the grid."""
+    k = tiled_transpose(64).compile(target="cuda", emulate=True)  # 64 x 64 = 4096 threads
+    A = np.zeros((70, 70), dtype=np.float32)
+    message = (
+        r"kernel tt_k0: gpu thread loops j1 on x, i1 on y make blocks of 64 x 64 threads; "
+        r"CUDA allows at most 1024 threads per block"
+    )
+    with pytest.raises(spf.SpfError, match=message):
+        k(A=A, B=np.zeros_like(A))
+    B = np.zeros((20, 20), dtype=np.float32)  # 20 x 20 threads: fine
+    k(A=np.ones_like(B), B=B)
+    assert (B == 1).all()
+
+
+def test_more_than_64_threads_on_z_is_refused() -> None:
+    comp = spf.Computation("deep")
+    comp.add_data_space("A", "double", shape=("N", "M", "K"))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$A$(i,j,k) = 1.0;",
+            "{[i,j,k]: 0 <= i < N && 0 <= j < M && 0 <= k < K}",
+            "{[i,j,k]->[0,i,0,j,0,k,0]}",
+        )
+    )
+    s.split("i", 128, "i0", "i1").split("j", 2, "j0", "j1").split("k", 2, "k0", "k1")
+    s.interchange("i1", "j0").interchange("i1", "k0").interchange("j1", "i1")
+    s.gpu(("i0", "j0", "k0"), ("i1", "j1", "k1"))
+    k = comp.compile(target="cuda", emulate=True)
+    with pytest.raises(spf.SpfError, match=r"i1 on z make blocks of 2 x 2 x 128 threads"):
+        k(A=np.zeros((130, 3, 3)))
+    A = np.zeros((64, 3, 3))
+    k(A=A)
+    assert (A == 1).all()
