@@ -69,6 +69,7 @@ from spf.cexpr import to_c, to_c_arg, to_c_at
 from spf.clang import C_PREC
 from spf.codegen.c import CPrinter, expr, loop_tree
 from spf.codegen.cuda_limits import KernelMemory, block_checks, grid_checks
+from spf.codegen.cuda_names import check_cuda_names
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -356,6 +357,7 @@ class CudaPrinter(CPrinter):
         return replace(unit, local_bytes=local)
 
     def __init__(self, program: Program) -> None:
+        check_cuda_names(program)
         super().__init__(program)
         self.fname = program.signature.function
         self.buffers: dict[str, BufferDecl] = {b.name: b for b in program.buffers}

@@ -169,3 +169,44 @@ def test_more_than_64_threads_on_z_is_refused() -> None:
     A = np.zeros((64, 3, 3))
     k(A=A)
     assert (A == 1).all()
+
+
+def copy_kernel(
+    name: str = "nm", a: str = "A", n: str = "N", outer: str = "i0", inner: str = "i1"
+) -> spf.Computation:
+    comp = spf.Computation(name)
+    comp.add_data_space("B", "double", shape=(n,))
+    comp.add_data_space(a, "double", shape=(n,))
+    s = comp.add_stmt(spf.Stmt(f"$B$(i) = 2.0 * ${a}$(i);", f"{{[i]: 0 <= i < {n}}}"))
+    s.split("i", 8, outer, inner).gpu((outer,), (inner,))
+    return comp
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda: copy_kernel(a="threadIdx"), "data space 'threadIdx' is a CUDA built-in"),
+        (lambda: copy_kernel(a="dim3"), "data space 'dim3' is a name of the CUDA runtime"),
+        (lambda: copy_kernel(a="snprintf"), "data space 'snprintf'"),
+        (lambda: copy_kernel(a="cudaMalloc"), "data space 'cudaMalloc'"),
+        (lambda: copy_kernel(a="nm_k0"), "data space 'nm_k0' is the name of a kernel of nm"),
+        (lambda: copy_kernel(n="blockIdx"), "param 'blockIdx' is a CUDA built-in"),
+        (lambda: copy_kernel(inner="blockDim"), "loop 'blockDim' is a CUDA built-in"),
+        (lambda: copy_kernel(name="cudaFree"), "computation \\(function\\) 'cudaFree'"),
+        (lambda: copy_kernel(name="threadIdx"), "computation \\(function\\) 'threadIdx'"),
+    ],
+)
+def test_names_cuda_takes_are_refused_at_codegen(make: Any, what: str) -> None:
+    """g++ or nvcc failed on them (a computation named cudaMalloc built emulated, and not with
+    nvcc): codegen names them instead."""
+    comp = make()
+    with pytest.raises(spf.CodegenError, match=what):
+        comp.codegen("cuda")
+    comp.codegen("c")  # the C target has none of these names
+
+
+def test_names_close_to_cudas_are_fine() -> None:
+    k = copy_kernel(a="cuda", n="threads").compile(target="cuda", emulate=True)
+    x, y = np.arange(5.0), np.zeros(5)
+    k(cuda=x, B=y)
+    np.testing.assert_array_equal(y, 2 * x)
