@@ -236,6 +236,10 @@ class _Bounds:
         if e.op in ("floord", "/") and isinstance(args[1], Int) and args[1].value > 0:
             a = self.bound(args[0], upper)
             return None if a is None else Op("floord", (a, args[1]))
+        if e.op == "%" and isinstance(args[1], Int) and args[1].value > 0:
+            # the start of a strided loop, (i0 + 1) % 3: C's remainder has the dividend's sign
+            most = args[1].value - 1
+            return Int(most) if upper else Op("neg", (Int(most),))
         if e.op in ("min", "max"):
             parts = [self.bound(a, upper) for a in args]
             known = [p for p in parts if p is not None]

@@ -210,3 +210,20 @@ def test_names_close_to_cudas_are_fine() -> None:
     x, y = np.arange(5.0), np.zeros(5)
     k(cuda=x, B=y)
     np.testing.assert_array_equal(y, 2 * x)
+
+
+def test_a_strided_gpu_loop_gets_its_grid() -> None:
+    """A thread loop starting at ``(i0 + 1) % 3`` (every third element) was refused as
+    'depending on values the host cannot bound (UF values read inside the kernel)'."""
+    comp = spf.Computation("strided")
+    comp.add_data_space("a", "double", shape=("N",))
+    s = comp.add_stmt(spf.Stmt("$a$(i) = $a$(i) + i;", "{[i]: 0 <= i < N && exists k: i = 3k + 1}"))
+    s.split("i", 8, "i0", "i1").gpu(("i0",), ("i1",))
+    k = comp.compile(target="cuda", emulate=True)
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 5, 8, 9, 30, 100):
+        a = rng.random(n)
+        expected = a.copy()
+        expected[1::3] += np.arange(n)[1::3]
+        k(a=a)
+        np.testing.assert_array_equal(a, expected)
