@@ -1135,7 +1135,9 @@ class _KernelBuilder:
                 raise CodegenError(
                     f"statement {n.stmt} runs inside the gpu block loops of kernel "
                     f"{self.name} but outside its gpu thread loops, so every thread of a "
-                    "block would run it; map its loops to threads too (gpu/tile_gpu)"
+                    "block would run it; map its loops to threads too (gpu/tile_gpu), or, if "
+                    "you did, give them more than one iteration: a loop of one iteration (a "
+                    "tile or split of size 1) is left out of the code, thread tag and all"
                 )
             out.line(f"__syncthreads();  /* {n.stmt} */")
             self.dirty = False

@@ -227,3 +227,12 @@ def test_a_strided_gpu_loop_gets_its_grid() -> None:
         expected[1::3] += np.arange(n)[1::3]
         k(a=a)
         np.testing.assert_array_equal(a, expected)
+
+
+def test_thread_loops_of_one_iteration_are_named_as_the_cause() -> None:
+    """tile_gpu(i, j, 1, 1): the point loops have one iteration and are left out of the
+    code, so the statement lies outside any thread loop; the error said only 'map its loops
+    to threads too', which the user had done."""
+    comp = tiled_transpose(1)
+    with pytest.raises(spf.CodegenError, match="a tile or split of size 1"):
+        comp.codegen("cuda")
