@@ -236,3 +236,31 @@ def test_thread_loops_of_one_iteration_are_named_as_the_cause() -> None:
     comp = tiled_transpose(1)
     with pytest.raises(spf.CodegenError, match="a tile or split of size 1"):
         comp.codegen("cuda")
+
+
+def stack_buffer(same_thread: bool) -> spf.Computation:
+    """``t = 2 x`` in one kernel, ``y = t`` (reversed unless ``same_thread``) in the next,
+    with ``t`` stored in a ``stack`` buffer: in a kernel, one array per thread."""
+    comp = spf.Computation("stk")
+    for name in ("x", "y", "t"):
+        comp.add_data_space(name, "double", shape=(20,))
+    s0 = comp.add_stmt(spf.Stmt("$t$(i) = 2.0 * $x$(i);", "{[i]: 0 <= i < 20}"))
+    read = "$t$(i)" if same_thread else "$t$(19-i)"
+    s1 = comp.add_stmt(spf.Stmt(f"$y$(i) = {read};", "{[i]: 0 <= i < 20}"))
+    s0.store_in(comp.add_buffer("tb", (20,), "double", scope="stack"), ["i"])
+    for s in (s0, s1):
+        s.split("i", 8, "i0", "i1").gpu(("i0",), ("i1",))
+    return comp
+
+
+def test_a_stack_buffer_is_private_to_each_thread_in_the_check_too() -> None:
+    """CUDA declares a stack buffer a kernel uses per thread, as a local one, but the check
+    took it for one array: a kernel read its own uninitialized copy of what the previous
+    kernel wrote (garbage). It is judged as what it is, refused like a local buffer."""
+    with pytest.raises(spf.IllegalScheduleError, match=r"s1 reads 't' \(local memory"):
+        stack_buffer(same_thread=False).codegen("cuda")
+    with pytest.raises(spf.IllegalScheduleError, match=r"s1 reads 't'"):
+        stack_buffer(same_thread=True).codegen("cuda")  # another kernel: another copy
+    x, y = np.arange(20.0), np.zeros(20)
+    stack_buffer(same_thread=False).compile()(x=x, y=y)  # C: one array on the stack
+    np.testing.assert_array_equal(y, 2 * x[::-1])
