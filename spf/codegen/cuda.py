@@ -779,7 +779,8 @@ class CudaPrinter(CPrinter):
 
     def _host_alloc(self, n: Alloc) -> None:
         b = self._buffer(n.buffer)
-        if b.scope in ("shared", "local"):
+        # a stack buffer allocated around kernels is theirs: one copy per thread, like local
+        if b.scope in ("shared", "local") or (b.scope == "stack" and _has_gpu(n.body)):
             if not _has_gpu(n.body):
                 raise CodegenError(
                     f"buffer {b.name!r} ({b.scope} memory) is allocated where no gpu loop "

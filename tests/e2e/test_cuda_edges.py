@@ -264,3 +264,24 @@ def test_a_stack_buffer_is_private_to_each_thread_in_the_check_too() -> None:
     x, y = np.arange(20.0), np.zeros(20)
     stack_buffer(same_thread=False).compile()(x=x, y=y)  # C: one array on the stack
     np.testing.assert_array_equal(y, 2 * x[::-1])
+
+
+@pytest.mark.parametrize("scope", ["stack", "local"])
+def test_a_stack_buffer_allocated_around_kernels_is_theirs(scope: str) -> None:
+    """A stack buffer allocated at a host loop whose kernels use it was a host array the
+    kernels could not name (g++ failed); like a local one, each thread of them has its own."""
+    comp = spf.Computation("around")
+    comp.add_data_space("x", "double", shape=("T", 16))
+    comp.add_data_space("y", "double", shape=("T", 16))
+    comp.add_data_space("t", "double", shape=(16,))
+    dom = "{[r,i]: 0 <= r < T && 0 <= i < 16}"
+    s0 = comp.add_stmt(spf.Stmt("$t$(i) = 2.0 * $x$(r, i);", dom, "{[r,i]->[0,r,0,i,0]}"))
+    s1 = comp.add_stmt(spf.Stmt("$y$(r, i) = $t$(i) + r;", dom, "{[r,i]->[0,r,0,i,1]}"))
+    buffer = comp.add_buffer("tb", (16,), "double", scope=scope)
+    s0.store_in(buffer, ["i"])
+    buffer.allocate_at(s0, "r")
+    for s in (s0, s1):
+        s.split("i", 8, "i0", "i1").gpu(("i0",), ("i1",))
+    x, y = np.random.default_rng(2).random((3, 16)), np.zeros((3, 16))
+    comp.compile(target="cuda", emulate=True)(x=x, y=y)
+    np.testing.assert_array_equal(y, 2 * x + np.arange(3)[:, None])
