@@ -777,10 +777,43 @@ class CudaPrinter(CPrinter):
         else:
             super().node(n)
 
+    def _kernel_names(self, n: Node) -> set[str]:
+        """The names the kernels launched under ``n`` use."""
+        out: set[str] = set()
+        todo = [n]
+        while todo:
+            m = todo.pop()
+            if isinstance(m, For) and _gpu_kind(m) is not None:
+                out |= self._uses(self._names(m, host=False))
+            elif isinstance(m, Block):
+                todo += m.items
+            elif isinstance(m, If):
+                todo += [m.then] if m.orelse is None else [m.then, m.orelse]
+            elif isinstance(m, Merge):
+                todo += m.bodies()
+            elif isinstance(m, (For, Bind, Alloc)):
+                todo.append(m.body)
+        return out
+
     def _host_alloc(self, n: Alloc) -> None:
         b = self._buffer(n.buffer)
+        kernels = b.scope == "stack" and b.name in self._kernel_names(n.body)
+        if kernels and (b.private or b.name in self._uses(self._names(n.body, host=True))):
+            if b.private:
+                raise CodegenError(
+                    f"local {b.name!r} is private to a loop that runs on the host, and gpu "
+                    "kernels under it use it: their threads would each have a copy of their "
+                    "own, not the loop's; make it private to a loop the kernels run (a gpu "
+                    "loop or one inside them), or make it a data space"
+                )
+            raise CodegenError(
+                f"buffer {b.name!r} (stack memory) is allocated on the host and used both by "
+                "host statements and by gpu kernels under it, whose threads would each have "
+                "a copy of their own; use a global buffer to share it between the host and "
+                "the kernels"
+            )
         # a stack buffer allocated around kernels is theirs: one copy per thread, like local
-        if b.scope in ("shared", "local") or (b.scope == "stack" and _has_gpu(n.body)):
+        if b.scope in ("shared", "local") or kernels:
             if not _has_gpu(n.body):
                 raise CodegenError(
                     f"buffer {b.name!r} ({b.scope} memory) is allocated where no gpu loop "
@@ -1073,8 +1106,19 @@ class _KernelBuilder:
             return
         else:
             assert isinstance(c, Alloc)
+            b = self.p._buffer(c.buffer)
             with out.braces():
-                self._decl(out, self.p._buffer(c.buffer))
+                if source == "blockIdx":
+                    self._block_decl(out, b)
+                else:
+                    if b.private:  # one copy per iteration of a loop that threads share
+                        raise CodegenError(
+                            f"local {b.name!r} is private to a gpu thread loop of kernel "
+                            f"{self.name} with more thread loops inside: the threads of one "
+                            "iteration would share it, and CUDA gives each its own copy; make "
+                            "it private to the innermost thread loop or a loop inside it"
+                        )
+                    self._decl(out, b)
                 self._chain(out, nest, k + 1, source, inner)
             return
         with out.braces():
@@ -1120,7 +1164,7 @@ class _KernelBuilder:
             self._block(out, n.body)
         elif isinstance(n, Alloc):
             with out.braces():
-                self._decl(out, self.p._buffer(n.buffer))
+                self._block_decl(out, self.p._buffer(n.buffer))
                 self._block(out, n.body)
         elif isinstance(n, Merge):
             stmts = ", ".join(sorted({c.stmt for c in walk(n) if isinstance(c, Call)}))
@@ -1203,6 +1247,25 @@ class _KernelBuilder:
                 f"{self.name}; only shared, local and stack buffers can be (global and "
                 "constant buffers are arguments)"
             )
+
+    def _block_decl(self, out: Emitter, b: BufferDecl) -> None:
+        """Declare ``b``, allocated in block-level code (every thread of a block runs it). A
+        local private to a loop there (``add_local(..., private=...)``) has one zeroed copy
+        per iteration, which the threads inside share: a ``__shared__`` array the block's
+        threads zero together, then a barrier. Other buffers: :meth:`_decl`."""
+        if not b.private:
+            self._decl(out, b)
+            return
+        count = _static_count(b)
+        self.memory.declare(replace(b, scope="shared"), count)
+        out.line(f"__shared__ {b.ctype} {b.name}[{count}];")
+        tid = "(int64_t)threadIdx.x + (int64_t)blockDim.x * ((int64_t)threadIdx.y"
+        tid += " + (int64_t)blockDim.y * (int64_t)threadIdx.z)"
+        step = "(int64_t)blockDim.x * blockDim.y * blockDim.z"
+        out.line(f"for (int64_t spf_z = {tid}; spf_z < {count}; spf_z += {step})")
+        out.line(f"  {b.name}[spf_z] = 0;")
+        out.line(f"__syncthreads();  /* spf: the block's copy of {b.name} is zeroed */")
+        self.dirty = False
 
     def _device(self, out: Emitter, n: Node) -> None:
         """Code of one CUDA thread (no OpenMP; ``unroll`` tags become #pragma unroll)."""

@@ -285,3 +285,69 @@ def test_a_stack_buffer_allocated_around_kernels_is_theirs(scope: str) -> None:
     x, y = np.random.default_rng(2).random((3, 16)), np.zeros((3, 16))
     comp.compile(target="cuda", emulate=True)(x=x, y=y)
     np.testing.assert_array_equal(y, 2 * x + np.arange(3)[:, None])
+
+
+def row_sums(mapping: str) -> spf.Computation:
+    """``y(i, j) = sum_j A(i, j)`` through ``t``, a local private to loop ``i``: ``t`` sums
+    the row, then every ``j`` reads it."""
+    comp = spf.Computation("rows")
+    comp.add_data_space("y", "double", shape=("N", "M"))
+    comp.add_data_space("A", "double", shape=("N", "M"))
+    comp.add_local("t", "double", private="i")
+    dom = "{[i,j]: 0 <= i < N && 0 <= j < M}"
+    s0 = comp.add_stmt(spf.Stmt("$t$ += $A$(i, j);", dom, "{[i,j] -> [0,i,0,j,0]}"))
+    s1 = comp.add_stmt(spf.Stmt("$y$(i, j) = $t$;", dom, "{[i,j] -> [0,i,1,j,0]}"))
+    if mapping == "block":  # a row per block, a column per thread: t is the block's
+        for s in (s0, s1):
+            s.gpu(("i",), ("j",))
+        s0.parallelize("j", reduction="atomic")
+    else:  # a row per thread, j sequential in it: t is the thread's
+        for s in (s0, s1):
+            s.split("i", 4, "i0", "i1").gpu(("i0",), ("i1",))
+    return comp
+
+
+@pytest.mark.parametrize("mapping", ["block", "thread"])
+def test_a_local_private_to_a_block_loop_is_the_blocks(mapping: str) -> None:
+    """A local private to a gpu block loop has one (zeroed) copy per block, which its
+    threads share; the kernel declared one per thread, so each thread summed only its own
+    column and y came out as A (no error)."""
+    comp = row_sums(mapping)
+    k = comp.compile(target="cuda", emulate=True)
+    for n, m in ((9, 7), (3, 40), (1, 1)):
+        A, y = np.random.default_rng(3).random((n, m)), np.zeros((n, m))
+        k(A=A, y=y)
+        np.testing.assert_allclose(y, np.repeat(A.sum(axis=1)[:, None], m, axis=1))
+
+
+def test_a_local_private_to_an_outer_thread_loop_is_refused() -> None:
+    """Private to thread loop ``i`` with thread loop ``j`` inside: the ``j`` threads of one
+    ``i`` share it, and no CUDA memory is per ``i``; it was declared per thread."""
+    comp = spf.Computation("outer")
+    comp.add_data_space("A", "double", shape=("N", 4, 4))
+    comp.add_local("t", "double", private="i")
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$t$ += $A$(b, i, j);",
+            "{[b,i,j]: 0 <= b < N && 0 <= i < 4 && 0 <= j < 4}",
+            "{[b,i,j] -> [0,b,0,i,0,j,0]}",
+        )
+    )
+    s.gpu(("b",), ("i", "j"))
+    s.parallelize("j", reduction="atomic")
+    with pytest.raises(spf.CodegenError, match="local 't' is private to a gpu thread loop"):
+        comp.codegen("cuda")
+
+
+def test_a_local_private_to_a_host_loop_is_refused_in_kernels() -> None:
+    comp = spf.Computation("hostloop")
+    comp.add_data_space("y", "double", shape=("T", 8))
+    comp.add_data_space("x", "double", shape=("T", 8))
+    comp.add_local("t", "double", shape=(8,), private="r")
+    dom = "{[r,i]: 0 <= r < T && 0 <= i < 8}"
+    s0 = comp.add_stmt(spf.Stmt("$t$(i) = 2.0 * $x$(r, i);", dom, "{[r,i]->[0,r,0,i,0]}"))
+    s1 = comp.add_stmt(spf.Stmt("$y$(r, i) = $t$(7 - i);", dom, "{[r,i]->[0,r,1,i,0]}"))
+    for s in (s0, s1):
+        s.split("i", 4, "i0", "i1").gpu(("i0",), ("i1",))
+    with pytest.raises(spf.CodegenError, match="local 't' is private to a loop that runs on"):
+        comp.codegen("cuda")
