@@ -351,3 +351,33 @@ def test_a_local_private_to_a_host_loop_is_refused_in_kernels() -> None:
         s.split("i", 4, "i0", "i1").gpu(("i0",), ("i1",))
     with pytest.raises(spf.CodegenError, match="local 't' is private to a loop that runs on"):
         comp.codegen("cuda")
+
+
+def host_loop_with_stack_buffer(kernel_reads_it: bool) -> spf.Computation:
+    """In each iteration of host loop ``r``: ``t = 2 x(r)`` into a stack buffer allocated
+    there (on the host), ``y(r) = t + r`` on the host, and a kernel computing ``z``."""
+    comp = spf.Computation("mixedstack")
+    for name in ("x", "y", "z"):
+        comp.add_data_space(name, "double", shape=("T", 16))
+    comp.add_data_space("t", "double", shape=(16,))
+    dom = "{[r,i]: 0 <= r < T && 0 <= i < 16}"
+    s0 = comp.add_stmt(spf.Stmt("$t$(i) = 2.0 * $x$(r, i);", dom, "{[r,i]->[0,r,0,i,0]}"))
+    comp.add_stmt(spf.Stmt("$y$(r, i) = $t$(i) + r;", dom, "{[r,i]->[0,r,1,i,0]}"))
+    read = "$t$(i)" if kernel_reads_it else "$x$(r, i)"
+    s2 = comp.add_stmt(spf.Stmt(f"$z$(r, i) = {read};", dom, "{[r,i]->[0,r,2,i,0]}"))
+    buffer = comp.add_buffer("tb", (16,), "double", scope="stack")
+    s0.store_in(buffer, ["i"])
+    buffer.allocate_at(s0, "r")
+    s2.split("i", 8, "i0", "i1").gpu(("i0",), ("i1",))
+    return comp
+
+
+def test_a_stack_buffer_of_host_statements_stays_on_the_host() -> None:
+    comp = host_loop_with_stack_buffer(kernel_reads_it=False)
+    x = np.random.default_rng(4).random((3, 16))
+    y, z = np.zeros((3, 16)), np.zeros((3, 16))
+    comp.compile(target="cuda", emulate=True)(x=x, y=y, z=z)
+    np.testing.assert_array_equal(y, 2 * x + np.arange(3)[:, None])
+    np.testing.assert_array_equal(z, x)
+    with pytest.raises(spf.SpfError, match="'t'"):  # the kernel's copy is not the host's
+        host_loop_with_stack_buffer(kernel_reads_it=True).codegen("cuda")
