@@ -68,7 +68,12 @@ from typing import TYPE_CHECKING
 from spf.cexpr import to_c, to_c_arg, to_c_at
 from spf.clang import C_PREC
 from spf.codegen.c import CPrinter, expr, loop_tree
-from spf.codegen.cuda_limits import KernelMemory, block_checks, grid_checks
+from spf.codegen.cuda_limits import (
+    KernelMemory,
+    block_checks,
+    check_constant_memory,
+    grid_checks,
+)
 from spf.codegen.cuda_names import check_cuda_names
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
@@ -525,10 +530,9 @@ class CudaPrinter(CPrinter):
         return out.text()
 
     def _constants(self, out: Emitter) -> None:
-        for b in self.p.buffers:
-            if b.scope != "constant":
-                continue
-            count = _static_count(b)
+        constant = [(b, _static_count(b)) for b in self.p.buffers if b.scope == "constant"]
+        check_constant_memory(constant)
+        for b, count in constant:
             out.line(f"__constant__ {b.ctype} {CONSTANT_PREFIX}{b.name}[{count}];")
 
     def _host_function(self, out: Emitter, body: str) -> None:

@@ -5,6 +5,9 @@
   frame and the launch fails on the GPU; spf refuses it at codegen, naming the buffer.
 * Static ``__shared__`` arrays: at most 48 KiB per block (ptxas refuses more: "uses too
   much shared data (0xc008 bytes, 0xc000 max)"); refused at codegen too.
+* ``__constant__`` arrays (``constant`` buffers): at most 64 KiB in all (ptxas: "File uses
+  too much global constant data (0x13880 bytes, 0x10000 max)"); refused at codegen, naming
+  the buffer that goes over (:func:`check_constant_memory`).
 * Grid: at most 2^31 - 1 blocks on x and 65535 on y and z. The extents are known only at
   run time, so the host code checks them before each launch (:func:`grid_checks`) and
   names the block loop and its count.
@@ -32,6 +35,8 @@ LOCAL_BYTES = 512 * 1024
 """CUDA's local memory per thread."""
 STATIC_SHARED_BYTES = 48 * 1024
 """CUDA's static ``__shared__`` memory per block."""
+CONSTANT_BYTES = 64 * 1024
+"""CUDA's ``__constant__`` memory per translation unit."""
 GRID_BLOCKS = (2**31 - 1, 65535, 65535)
 """The most blocks on each grid dimension (x, y, z)."""
 BLOCK_THREADS = (1024, 1024, 64)
@@ -97,6 +102,23 @@ class KernelMemory:
         )
 
 
+def check_constant_memory(buffers: list[tuple[BufferDecl, int]]) -> None:
+    """Refuse ``constant`` buffers (each with its element count) of more than 64 KiB in all,
+    naming the buffer that goes over."""
+    total = 0
+    for k, (b, count) in enumerate(buffers):
+        size = buffer_bytes(b, count)
+        total += size
+        if total > CONSTANT_BYTES:
+            others = [repr(o.name) for o, _ in buffers[:k]]
+            with_others = f" (with {', '.join(others)})" if others else ""
+            raise CodegenError(
+                f"buffer {b.name!r} (constant memory, {count} x {b.ctype} = {size} bytes) makes "
+                f"{total} bytes of __constant__ memory{with_others}; CUDA allows at most "
+                f"{CONSTANT_BYTES} ({CONSTANT_BYTES // 1024} KiB): use a global buffer"
+            )
+
+
 def emulator_stack(local_bytes: int) -> int:
     """The fiber stack (bytes) the emulator needs for kernels declaring ``local_bytes`` of
     local memory per thread; 0 when its default does."""
@@ -156,6 +178,7 @@ def block_checks(kernel: str, block: list[tuple[str, str]]) -> list[str]:
 
 __all__ = [
     "BLOCK_THREADS",
+    "CONSTANT_BYTES",
     "EMULATOR_STACK",
     "GRID_BLOCKS",
     "LOCAL_BYTES",
@@ -165,6 +188,7 @@ __all__ = [
     "KernelMemory",
     "block_checks",
     "buffer_bytes",
+    "check_constant_memory",
     "emulator_stack",
     "grid_checks",
     "item_bytes",

@@ -381,3 +381,34 @@ def test_a_stack_buffer_of_host_statements_stays_on_the_host() -> None:
     np.testing.assert_array_equal(z, x)
     with pytest.raises(spf.SpfError, match="'t'"):  # the kernel's copy is not the host's
         host_loop_with_stack_buffer(kernel_reads_it=True).codegen("cuda")
+
+
+def constant_weights(n: int) -> spf.Computation:
+    """``W(k) = 1 + k`` on the host into a ``constant`` buffer of ``n`` doubles, then
+    ``y(i) = W(i % n) x(i)`` on the GPU."""
+    comp = spf.Computation("weights")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("W", "double", shape=(n,))
+    init = comp.add_stmt(spf.Stmt("$W$(k) = 1.0 + k;", f"{{[k]: 0 <= k < {n}}}"))
+    s = comp.add_stmt(spf.Stmt(f"$y$(i) = $W$(i % {n}) * $x$(i);", "{[i]: 0 <= i < N}"))
+    init.store_in(comp.add_buffer("w", (n,), "double", scope="constant"), ["k"])
+    s.split("i", 8, "i0", "i1").gpu(("i0",), ("i1",))
+    return comp
+
+
+def test_constant_memory_over_64_kib_is_refused() -> None:
+    """10000 doubles of __constant__ memory built and ran emulated, and ptxas refused them
+    ('File uses too much global constant data (0x13880 bytes, 0x10000 max)')."""
+    with pytest.raises(spf.CodegenError, match=r"buffer 'w' \(constant memory.*at most 65536"):
+        constant_weights(10000).codegen("cuda")
+    k = constant_weights(8192).compile(target="cuda", emulate=True)  # 64 KiB: fine
+    x, y = np.arange(20.0), np.zeros(20)
+    k(x=x, y=y, w=np.zeros(8192))
+    np.testing.assert_array_equal(y, (1.0 + np.arange(20)) * x)
+
+
+@pytest.mark.requires_nvcc
+def test_64_kib_of_constant_memory_builds_with_nvcc() -> None:
+    comp = constant_weights(8192)
+    assert build_nvcc(comp.codegen("cuda"), name=comp.name).path.is_file()
