@@ -45,8 +45,9 @@ host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`), and
 ``name_spf_where`` says where CUDA finds a pointer (``cudaPointerGetAttributes``: the runtime
 refuses a device array a kernel on the current GPU cannot read before it launches). Layer IV
 operations ``host_to_device`` / ``device_to_host`` replace the implicit copies of the
-arrays they name (those are then copied exactly where the schedule puts them; every other
-array keeps its implicit copies); ``barrier`` is ``__syncthreads()`` in a kernel
+arrays they name (those are then copied exactly where the schedule puts them, and copied in
+implicitly when only a ``device_to_host`` names them; every other array keeps its implicit
+copies); ``barrier`` is ``__syncthreads()`` in a kernel
 and ``cudaDeviceSynchronize()`` on the host. Buffers: ``shared`` -> ``__shared__``,
 ``local`` / ``stack`` -> a per-thread array (in a kernel; a host array when only host code
 uses it), ``constant`` -> ``__constant__`` filled with ``cudaMemcpyToSymbol``, ``global`` ->
@@ -379,12 +380,16 @@ class CudaPrinter(CPrinter):
         self.param_types = {a.name: a.ctype for a in program.signature.args if a.kind == "param"}
         self.local_names = {name for name, _, _ in program.locals}
         ops = [s.operation for s in program.stmts if s.operation is not None]
-        self.copied = {
-            o.buffer for o in ops if o.kind in ("host_to_device", "device_to_host") and o.buffer
+        self.explicit = {
+            kind: {o.buffer for o in ops if o.kind == kind and o.buffer}
+            for kind in ("host_to_device", "device_to_host")
         }
-        """Arrays a Layer IV copy names: copied only where those copies are; every other array
-        a kernel uses keeps the implicit copies (a kernel must not read device memory nothing
-        wrote, and results nothing copies back would be lost)."""
+        """Arrays a Layer IV copy names, by direction."""
+        self.copied = self.explicit["host_to_device"] | self.explicit["device_to_host"]
+        """Arrays a Layer IV copy names: copied back only where a ``device_to_host`` is (none:
+        the result stays on the device, as the program says), and copied in only where a
+        ``host_to_device`` is, or implicitly when none names them (a kernel must not read
+        device memory nothing wrote). Every other array keeps both implicit copies."""
         self.host_calls = self._host_calls(program.body)
         self.deps = self._macro_identifiers()
         self._codes: str | None = None  # _device_codes, once
@@ -734,10 +739,12 @@ class CudaPrinter(CPrinter):
         return [a for a in self.arrays if a.name in names]
 
     def _copies(self, out: Emitter, names: list[str], direction: str) -> None:
-        """The implicit copies of arrays ``names`` (those no Layer IV copy names)."""
+        """The implicit copies of arrays ``names`` (in: those no ``host_to_device`` names;
+        out: those no Layer IV copy names)."""
         codes = self._device_codes()
         for a in self._args(names):
-            if (direction == "out" and a.const) or a.name in self.copied:
+            explicit = self.explicit["host_to_device"] if direction == "in" else self.copied
+            if (direction == "out" and a.const) or a.name in explicit:
                 continue
             index = self.arrays.index(a)
             size = f"(size_t)spf_count[{index}] * sizeof({a.ctype})"

@@ -412,3 +412,21 @@ def test_constant_memory_over_64_kib_is_refused() -> None:
 def test_64_kib_of_constant_memory_builds_with_nvcc() -> None:
     comp = constant_weights(8192)
     assert build_nvcc(comp.codegen("cuda"), name=comp.name).path.is_file()
+
+
+def test_an_array_only_a_device_to_host_names_is_still_copied_in() -> None:
+    """``a = 2 a`` with only a device_to_host of ``a``: the kernel read device memory nothing
+    had copied in (garbage). (With only a host_to_device, the result stays on the device, as
+    the program says: tests/unit/codegen/test_cuda_printer.py.)"""
+    comp = spf.Computation("oneway")
+    comp.add_data_space("a", "double", shape=("N",))
+    body = comp.add_stmt(spf.Stmt("$a$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}"))
+    comp.device_to_host("a")
+    body.split("i", 16, "i0", "i1").gpu(("i0",), ("i1",))
+    src = comp.codegen("cuda")
+    host = src[src.index('extern "C" int oneway(') :]
+    assert host.count("cudaMemcpyHostToDevice") == 1
+    assert host.count("cudaMemcpyDeviceToHost") == 1
+    a = np.arange(40.0)
+    comp.compile(target="cuda", emulate=True)(a=a)
+    np.testing.assert_array_equal(a, 2 * np.arange(40.0))
