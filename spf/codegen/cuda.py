@@ -607,8 +607,12 @@ class CudaPrinter(CPrinter):
                     out.line(alloc)
                 whole = not self.host_calls
                 used = sorted({n for k in self.kernels for n in k.arrays})
+                named_in = self.explicit["host_to_device"]
                 if whole:
-                    self._copies(out, used, "in")
+                    self._copies(out, used, "in", named_in)
+                else:  # arrays only a device_to_host names: in once, not around each launch,
+                    # where the copy would overwrite what an earlier kernel wrote there
+                    self._copies(out, sorted(self.copied - named_in), "in", set())
                 out.raw(body)
                 out.line("SPF_CHECK(cudaDeviceSynchronize());")
                 if whole:
@@ -738,13 +742,16 @@ class CudaPrinter(CPrinter):
         """The array arguments among ``names``, in signature order."""
         return [a for a in self.arrays if a.name in names]
 
-    def _copies(self, out: Emitter, names: list[str], direction: str) -> None:
-        """The implicit copies of arrays ``names`` (in: those no ``host_to_device`` names;
-        out: those no Layer IV copy names)."""
+    def _copies(
+        self, out: Emitter, names: list[str], direction: str, skip: set[str] | None = None
+    ) -> None:
+        """The implicit copies of arrays ``names``, but those of ``skip`` (default: the arrays
+        a Layer IV copy names)."""
         codes = self._device_codes()
         for a in self._args(names):
-            explicit = self.explicit["host_to_device"] if direction == "in" else self.copied
-            if (direction == "out" and a.const) or a.name in explicit:
+            if (direction == "out" and a.const) or a.name in (
+                self.copied if skip is None else skip
+            ):
                 continue
             index = self.arrays.index(a)
             size = f"(size_t)spf_count[{index}] * sizeof({a.ctype})"
@@ -873,6 +880,12 @@ class CudaPrinter(CPrinter):
             raise CodegenError(
                 f"statement {n.stmt}: {op.kind}({name}) names no array argument of "
                 f"{self.fname}; copies move kernel arguments (data spaces, global buffers)"
+            )
+        if op.kind == "device_to_host" and any(a.const for a in self._args([name])):
+            raise CodegenError(
+                f"statement {n.stmt}: device_to_host({name}): no statement writes {name} (a "
+                f"read-only argument of {self.fname}), so there is nothing to copy back; "
+                "remove the copy"
             )
         offset = "0"
         if op.index:

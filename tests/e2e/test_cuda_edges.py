@@ -430,3 +430,34 @@ def test_an_array_only_a_device_to_host_names_is_still_copied_in() -> None:
     a = np.arange(40.0)
     comp.compile(target="cuda", emulate=True)(a=a)
     np.testing.assert_array_equal(a, 2 * np.arange(40.0))
+
+
+def test_an_array_only_a_device_to_host_names_is_copied_in_once() -> None:
+    """With statements on the host the implicit copies go around each launch; an array only
+    a device_to_host names is copied in once, at the start: copied in again before the second
+    kernel, the host's stale copy would overwrite what the first kernel wrote there."""
+    comp = spf.Computation("twokernels")
+    for name in ("a", "x", "w"):
+        comp.add_data_space(name, "double", shape=("N",))
+    k0 = comp.add_stmt(spf.Stmt("$a$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}"))
+    comp.add_stmt(spf.Stmt("$w$(i) = $x$(i) + 1.0;", "{[i]: 0 <= i < N}"))  # on the host
+    k1 = comp.add_stmt(spf.Stmt("$a$(i) = $a$(i) + 1.0;", "{[i]: 0 <= i < N}"))
+    comp.device_to_host("a")
+    for s in (k0, k1):
+        s.split("i", 16, "i0", "i1").gpu(("i0",), ("i1",))
+    a, x, w = np.arange(40.0), np.ones(40), np.zeros(40)
+    comp.compile(target="cuda", emulate=True)(a=a, x=x, w=w)
+    np.testing.assert_array_equal(a, 2 * np.arange(40.0) + 1)
+    np.testing.assert_array_equal(w, x + 1)
+
+
+def test_a_device_to_host_of_a_read_only_argument_is_refused() -> None:
+    """g++ / nvcc failed on the copy into a const pointer."""
+    comp = spf.Computation("readonly")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_data_space("b", "double", shape=("N",))
+    body = comp.add_stmt(spf.Stmt("$b$(i) = $a$(i);", "{[i]: 0 <= i < N}"))
+    comp.device_to_host("a")
+    body.split("i", 16, "i0", "i1").gpu(("i0",), ("i1",))
+    with pytest.raises(spf.CodegenError, match=r"device_to_host\(a\): no statement writes a"):
+        comp.codegen("cuda")
