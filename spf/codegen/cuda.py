@@ -51,7 +51,10 @@ copies); ``barrier`` is ``__syncthreads()`` in a kernel
 and ``cudaDeviceSynchronize()`` on the host. Buffers: ``shared`` -> ``__shared__``,
 ``local`` / ``stack`` -> a per-thread array (in a kernel; a host array when only host code
 uses it), ``constant`` -> ``__constant__`` filled with ``cudaMemcpyToSymbol``, ``global`` ->
-device memory like any array argument.
+device memory like any array argument; a local private to a loop (``add_local(...,
+private=...)``) -> a zeroed per-thread array inside the thread loops, and a ``__shared__``
+array the block's threads zero together when its loop is a block-level one (its one copy per
+iteration is shared by the threads inside).
 
 Kernels are launched through one macro, ``SPF_LAUNCH(kernel, grid, block, args...)``:
 ``kernel<<<grid, block>>>(args...)`` under nvcc, and whatever the including header defines
