@@ -24,7 +24,7 @@ BUILT_INS = frozenset(["threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize
 """CUDA's built-in variables."""
 HOST_NAMES = frozenset(["dim3", "uint3", "snprintf", "atomicAdd"])
 """Types and functions the generated host code and kernels call (besides ``cuda*``)."""
-_RUNTIME = re.compile(r"cuda[A-Z_]")
+_RUNTIME = re.compile(r"cuda[A-Z]")
 """The CUDA runtime API's names (``cudaMalloc``, ``cudaSuccess``, ``cudaError_t``, ...)."""
 
 

@@ -205,10 +205,11 @@ def test_names_cuda_takes_are_refused_at_codegen(make: Any, what: str) -> None:
     comp.codegen("c")  # the C target has none of these names
 
 
-def test_names_close_to_cudas_are_fine() -> None:
-    k = copy_kernel(a="cuda", n="threads").compile(target="cuda", emulate=True)
+@pytest.mark.parametrize("name", ["cuda", "cuda_x", "cudamalloc"])
+def test_names_close_to_cudas_are_fine(name: str) -> None:
+    k = copy_kernel(a=name, n="threads").compile(target="cuda", emulate=True)
     x, y = np.arange(5.0), np.zeros(5)
-    k(cuda=x, B=y)
+    k(**{name: x}, B=y)
     np.testing.assert_array_equal(y, 2 * x)
 
 
