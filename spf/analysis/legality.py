@@ -12,6 +12,11 @@ between ranks by ``send``/``receive``: :func:`~spf.analysis.dependences.same_ran
 holds for ``target="mpi"`` only: every other target runs the loop as an ordinary loop over
 one array, so ``check(ir, target=...)`` for them judges the computation with its
 ``distribute`` tags left out (a prefix sum distributed and then reversed is refused for C).
+
+A ``stack`` buffer is one array of the function on every target but CUDA, whose kernels
+declare one copy per thread, as of a ``local`` buffer (:mod:`spf.codegen.cuda`), so
+``check(ir, "cuda")`` judges stack buffers as local ones (a kernel reading a stack element
+another thread or an earlier kernel wrote is refused, as it would read its own copy).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ if TYPE_CHECKING:
     from spf.ir import ComputationIR
     from spf.ir.model import Tags
 
-__all__ = ["check", "shared_memory"]
+__all__ = ["check", "shared_memory", "stack_per_thread"]
 
 
 def check(ir: ComputationIR, target: str = "mpi") -> None:
@@ -35,6 +40,8 @@ def check(ir: ComputationIR, target: str = "mpi") -> None:
     (any but ``"mpi"`` runs distributed loops as ordinary ones: module docstring)."""
     if target != "mpi":
         ir = shared_memory(ir)
+    if target == "cuda":
+        ir = stack_per_thread(ir)
     from spf.analysis.dependences import check_legality
     from spf.analysis.memo import remembered
     from spf.analysis.reductions import check_reduction_loops
@@ -69,6 +76,17 @@ def shared_memory(ir: ComputationIR) -> ComputationIR:
         stmts=tuple(dataclasses.replace(s, tags=strip(s.tags)) for s in ir.stmts),
         operations=tuple(dataclasses.replace(o, tags=strip(o.tags)) for o in ir.operations),
     )
+
+
+def stack_per_thread(ir: ComputationIR) -> ComputationIR:
+    """``ir`` with its ``stack`` buffers made ``local`` (itself when it has none): the memory
+    CUDA gives them, one copy per thread in a kernel (module docstring)."""
+    if not any(b.scope == "stack" for b in ir.buffers):
+        return ir
+    local = tuple(
+        dataclasses.replace(b, scope="local") if b.scope == "stack" else b for b in ir.buffers
+    )
+    return dataclasses.replace(ir, buffers=local)
 
 
 def check_ordered_reads(ir: ComputationIR) -> None:

@@ -44,12 +44,17 @@ memory), ``name_spf_to_host`` copies device memory to the
 host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`), and
 ``name_spf_where`` says where CUDA finds a pointer (``cudaPointerGetAttributes``: the runtime
 refuses a device array a kernel on the current GPU cannot read before it launches). Layer IV
-operations ``host_to_device`` / ``device_to_host`` replace the implicit copies (they are
-then exactly where the schedule puts them); ``barrier`` is ``__syncthreads()`` in a kernel
+operations ``host_to_device`` / ``device_to_host`` replace the implicit copies of the
+arrays they name (those are then copied exactly where the schedule puts them, and copied in
+implicitly when only a ``device_to_host`` names them; every other array keeps its implicit
+copies); ``barrier`` is ``__syncthreads()`` in a kernel
 and ``cudaDeviceSynchronize()`` on the host. Buffers: ``shared`` -> ``__shared__``,
 ``local`` / ``stack`` -> a per-thread array (in a kernel; a host array when only host code
 uses it), ``constant`` -> ``__constant__`` filled with ``cudaMemcpyToSymbol``, ``global`` ->
-device memory like any array argument.
+device memory like any array argument; a local private to a loop (``add_local(...,
+private=...)``) -> a zeroed per-thread array inside the thread loops, and a ``__shared__``
+array the block's threads zero together when its loop is a block-level one (its one copy per
+iteration is shared by the threads inside).
 
 Kernels are launched through one macro, ``SPF_LAUNCH(kernel, grid, block, args...)``:
 ``kernel<<<grid, block>>>(args...)`` under nvcc, and whatever the including header defines
@@ -67,7 +72,13 @@ from typing import TYPE_CHECKING
 from spf.cexpr import to_c, to_c_arg, to_c_at
 from spf.clang import C_PREC
 from spf.codegen.c import CPrinter, expr, loop_tree
-from spf.codegen.cuda_limits import KernelMemory, grid_checks
+from spf.codegen.cuda_limits import (
+    KernelMemory,
+    block_checks,
+    check_constant_memory,
+    grid_checks,
+)
+from spf.codegen.cuda_names import check_cuda_names
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -125,9 +136,21 @@ typedef unsigned long long uint64_t;
 DIMS = "xyz"
 DEVICE_PREFIX = "spf_d_"
 CONSTANT_PREFIX = "spf_c_"
+SCALAR_PREFIX = "spf_p_"
+"""A kernel parameter carrying a scalar whose own C type is not 8 bytes wide (:func:`carrier`)."""
 _DEVICE = ("shared", "local")
 """Buffer scopes a kernel declares itself (a host ``Alloc`` of one prints nothing)."""
 _GPU = ("gpu_block", "gpu_thread")
+
+
+def carrier(ctype: str) -> str:
+    """The 8-byte type a kernel takes a scalar of C type ``ctype`` in: ``double`` for
+    floating types, ``uint64_t`` for unsigned ones, else ``int64_t`` (the GPU bridge passes
+    8-byte arguments, spf_cuda_bridge.h). A scalar of another type is cast back to it at the
+    kernel's top, so statements compute with the type the constant was declared with."""
+    if ctype in ("float", "double"):
+        return "double"
+    return "uint64_t" if ctype.startswith("uint") else "int64_t"
 
 
 def _gpu_kind(n: For) -> tuple[str, int] | None:
@@ -222,6 +245,10 @@ class _Bounds:
         if e.op in ("floord", "/") and isinstance(args[1], Int) and args[1].value > 0:
             a = self.bound(args[0], upper)
             return None if a is None else Op("floord", (a, args[1]))
+        if e.op == "%" and isinstance(args[1], Int) and args[1].value > 0:
+            # the start of a strided loop, (i0 + 1) % 3: C's remainder has the dividend's sign
+            most = args[1].value - 1
+            return Int(most) if upper else Op("neg", (Int(most),))
         if e.op in ("min", "max"):
             parts = [self.bound(a, upper) for a in args]
             known = [p for p in parts if p is not None]
@@ -343,6 +370,7 @@ class CudaPrinter(CPrinter):
         return replace(unit, local_bytes=local)
 
     def __init__(self, program: Program) -> None:
+        check_cuda_names(program)
         super().__init__(program)
         self.fname = program.signature.function
         self.buffers: dict[str, BufferDecl] = {b.name: b for b in program.buffers}
@@ -352,9 +380,19 @@ class CudaPrinter(CPrinter):
         self.arrays = [a for a in program.signature.args if a.kind != "param"]
         self.array_names = {a.name for a in self.arrays}
         self.params = [a.name for a in program.signature.args if a.kind == "param"]
+        self.param_types = {a.name: a.ctype for a in program.signature.args if a.kind == "param"}
         self.local_names = {name for name, _, _ in program.locals}
         ops = [s.operation for s in program.stmts if s.operation is not None]
-        self.explicit = any(o.kind in ("host_to_device", "device_to_host") for o in ops)
+        self.explicit = {
+            kind: {o.buffer for o in ops if o.kind == kind and o.buffer}
+            for kind in ("host_to_device", "device_to_host")
+        }
+        """Arrays a Layer IV copy names, by direction."""
+        self.copied = self.explicit["host_to_device"] | self.explicit["device_to_host"]
+        """Arrays a Layer IV copy names: copied back only where a ``device_to_host`` is (none:
+        the result stays on the device, as the program says), and copied in only where a
+        ``host_to_device`` is, or implicitly when none names them (a kernel must not read
+        device memory nothing wrote). Every other array keeps both implicit copies."""
         self.host_calls = self._host_calls(program.body)
         self.deps = self._macro_identifiers()
         self._codes: str | None = None  # _device_codes, once
@@ -500,10 +538,9 @@ class CudaPrinter(CPrinter):
         return out.text()
 
     def _constants(self, out: Emitter) -> None:
-        for b in self.p.buffers:
-            if b.scope != "constant":
-                continue
-            count = _static_count(b)
+        constant = [(b, _static_count(b)) for b in self.p.buffers if b.scope == "constant"]
+        check_constant_memory(constant)
+        for b, count in constant:
             out.line(f"__constant__ {b.ctype} {CONSTANT_PREFIX}{b.name}[{count}];")
 
     def _host_function(self, out: Emitter, body: str) -> None:
@@ -571,10 +608,14 @@ class CudaPrinter(CPrinter):
                         out.line(f"if (spf_on_device[{index}]) {dev} = ({a.ctype} *){a.name};")
                         alloc = f"else {alloc}"
                     out.line(alloc)
-                whole = not self.explicit and not self.host_calls
+                whole = not self.host_calls
                 used = sorted({n for k in self.kernels for n in k.arrays})
+                named_in = self.explicit["host_to_device"]
                 if whole:
-                    self._copies(out, used, "in")
+                    self._copies(out, used, "in", named_in)
+                else:  # arrays only a device_to_host names: in once, not around each launch,
+                    # where the copy would overwrite what an earlier kernel wrote there
+                    self._copies(out, sorted(self.copied - named_in), "in", set())
                 out.raw(body)
                 out.line("SPF_CHECK(cudaDeviceSynchronize());")
                 if whole:
@@ -635,18 +676,11 @@ class CudaPrinter(CPrinter):
             return self._codes
         host = self._uses(self._names(self.p.body, host=True))
         statements = self._uses(self._host_statements(self.p.body))
-        copied = {
-            s.operation.buffer
-            for s in self.p.stmts
-            if s.operation is not None
-            and s.operation.kind in ("host_to_device", "device_to_host")
-            and s.operation.buffer
-        }
         codes = []
         for a in self.arrays:
             if self._scope(a.name) != "global":
                 codes.append("m")
-            elif a.name in copied:
+            elif a.name in self.copied:
                 codes.append("x")
             elif a.name in statements:
                 codes.append("h")
@@ -711,10 +745,16 @@ class CudaPrinter(CPrinter):
         """The array arguments among ``names``, in signature order."""
         return [a for a in self.arrays if a.name in names]
 
-    def _copies(self, out: Emitter, names: list[str], direction: str) -> None:
+    def _copies(
+        self, out: Emitter, names: list[str], direction: str, skip: set[str] | None = None
+    ) -> None:
+        """The implicit copies of arrays ``names``, but those of ``skip`` (default: the arrays
+        a Layer IV copy names)."""
         codes = self._device_codes()
         for a in self._args(names):
-            if direction == "out" and a.const:
+            if (direction == "out" and a.const) or a.name in (
+                self.copied if skip is None else skip
+            ):
                 continue
             index = self.arrays.index(a)
             size = f"(size_t)spf_count[{index}] * sizeof({a.ctype})"
@@ -758,9 +798,43 @@ class CudaPrinter(CPrinter):
         else:
             super().node(n)
 
+    def _kernel_names(self, n: Node) -> set[str]:
+        """The names the kernels launched under ``n`` use."""
+        out: set[str] = set()
+        todo = [n]
+        while todo:
+            m = todo.pop()
+            if isinstance(m, For) and _gpu_kind(m) is not None:
+                out |= self._uses(self._names(m, host=False))
+            elif isinstance(m, Block):
+                todo += m.items
+            elif isinstance(m, If):
+                todo += [m.then] if m.orelse is None else [m.then, m.orelse]
+            elif isinstance(m, Merge):
+                todo += m.bodies()
+            elif isinstance(m, (For, Bind, Alloc)):
+                todo.append(m.body)
+        return out
+
     def _host_alloc(self, n: Alloc) -> None:
         b = self._buffer(n.buffer)
-        if b.scope in ("shared", "local"):
+        kernels = b.scope == "stack" and b.name in self._kernel_names(n.body)
+        if kernels and (b.private or b.name in self._uses(self._names(n.body, host=True))):
+            if b.private:
+                raise CodegenError(
+                    f"local {b.name!r} is private to a loop that runs on the host, and gpu "
+                    "kernels under it use it: their threads would each have a copy of their "
+                    "own, not the loop's; make it private to a loop the kernels run (a gpu "
+                    "loop or one inside them), or make it a data space"
+                )
+            raise CodegenError(
+                f"buffer {b.name!r} (stack memory) is allocated on the host and used both by "
+                "host statements and by gpu kernels under it, whose threads would each have "
+                "a copy of their own; use a global buffer to share it between the host and "
+                "the kernels"
+            )
+        # a stack buffer allocated around kernels is theirs: one copy per thread, like local
+        if b.scope in ("shared", "local") or kernels:
             if not _has_gpu(n.body):
                 raise CodegenError(
                     f"buffer {b.name!r} ({b.scope} memory) is allocated where no gpu loop "
@@ -810,6 +884,12 @@ class CudaPrinter(CPrinter):
                 f"statement {n.stmt}: {op.kind}({name}) names no array argument of "
                 f"{self.fname}; copies move kernel arguments (data spaces, global buffers)"
             )
+        if op.kind == "device_to_host" and any(a.const for a in self._args([name])):
+            raise CodegenError(
+                f"statement {n.stmt}: device_to_host({name}): no statement writes {name} (a "
+                f"read-only argument of {self.fname}), so there is nothing to copy back; "
+                "remove the copy"
+            )
         offset = "0"
         if op.index:
             index = ", ".join(to_c_arg(index_tree(i, params, args)) for i in op.source_index)
@@ -836,6 +916,12 @@ class CudaPrinter(CPrinter):
 
     # ------------------------------------------------------------------ kernels
 
+    def _scalar(self, name: str) -> str:
+        """Host variable ``name`` as the kernel argument that carries it (:func:`carrier`)."""
+        ctype = self.param_types.get(name, "int64_t")
+        wide = carrier(ctype)
+        return name if wide == ctype else f"({wide}){name}"
+
     def _launch(self, first: For) -> None:
         kind = _gpu_kind(first)
         if kind is None or kind[0] != "gpu_block":
@@ -855,7 +941,7 @@ class CudaPrinter(CPrinter):
                     "declare it as a data space of the Computation or a buffer"
                 )
         out = self.out
-        per_launch = not self.explicit and self.host_calls
+        per_launch = self.host_calls
         if per_launch:
             self._copies(out, arrays, "in")
         grid, block = kernel.grid, kernel.block
@@ -871,18 +957,23 @@ class CudaPrinter(CPrinter):
             )
             out.line(f"if ({positive})")
             with out.braces():
-                for line in grid_checks(name, [(w, f"spf_g{k}") for k, (w, _) in enumerate(grid)]):
+                counts = [(w, f"spf_g{k}") for k, (w, _) in enumerate(grid)]
+                threads = [(w, f"spf_t{k}") for k, (w, _) in enumerate(block)]
+                for line in [*grid_checks(name, counts), *block_checks(name, threads)]:
                     out.line(line)
                 g = _dim3([f"spf_g{k}" for k in range(len(grid))])
                 t = _dim3([f"spf_t{k}" for k in range(len(block))])
                 out.line(f"dim3 spf_grid({g}), spf_block({t});")
-                call = [*scalars]
+                call = [self._scalar(s) for s in scalars]
                 call += [f"{DEVICE_PREFIX}{a}" for a in arrays if self._scope(a) != "constant"]
                 out.line(f"SPF_LAUNCH({', '.join([name, 'spf_grid', 'spf_block', *call])});")
                 out.line("SPF_CHECK(cudaGetLastError());")
         out.line("}")
         if per_launch:
-            if any(not a.const and self._scope(a.name) != "constant" for a in self._args(arrays)):
+            if any(
+                not a.const and self._scope(a.name) != "constant" and a.name not in self.copied
+                for a in self._args(arrays)
+            ):
                 # the launch may run on a stream the copy does not wait for (CuPy's current)
                 out.line("SPF_CHECK(cudaDeviceSynchronize());")
             self._copies(out, arrays, "out")
@@ -981,7 +1072,15 @@ class _KernelBuilder:
 
     def _function(self, text: str, arrays: list[str]) -> str:
         scalars = [*self.p.params, *self.p.host_scope]
-        decls = [f"int64_t {s}" for s in scalars]
+        decls, narrow = [], []
+        for s in scalars:
+            ctype = self.p.param_types.get(s, "int64_t")
+            wide = carrier(ctype)
+            if wide == ctype:
+                decls.append(f"{ctype} {s}")
+            else:  # passed 8 bytes wide, used with its own type
+                decls.append(f"{wide} {SCALAR_PREFIX}{s}")
+                narrow.append(f"const {ctype} {s} = ({ctype}){SCALAR_PREFIX}{s};")
         for a in self.p.arrays:
             if a.name in arrays and self.p._scope(a.name) != "constant":
                 const = "const " if a.const else ""
@@ -990,6 +1089,8 @@ class _KernelBuilder:
         out.line(f'extern "C" __global__ void {self.name}({", ".join(decls) or "void"})')
         out.line("{")
         with out.indented():
+            for line in narrow:
+                out.line(line)
             for s in scalars:
                 out.line(f"(void){s};")
             for name in arrays:
@@ -1032,8 +1133,19 @@ class _KernelBuilder:
             return
         else:
             assert isinstance(c, Alloc)
+            b = self.p._buffer(c.buffer)
             with out.braces():
-                self._decl(out, self.p._buffer(c.buffer))
+                if source == "blockIdx":
+                    self._block_decl(out, b)
+                else:
+                    if b.private:  # one copy per iteration of a loop that threads share
+                        raise CodegenError(
+                            f"local {b.name!r} is private to a gpu thread loop of kernel "
+                            f"{self.name} with more thread loops inside: the threads of one "
+                            "iteration would share it, and CUDA gives each its own copy; make "
+                            "it private to the innermost thread loop or a loop inside it"
+                        )
+                    self._decl(out, b)
                 self._chain(out, nest, k + 1, source, inner)
             return
         with out.braces():
@@ -1079,7 +1191,7 @@ class _KernelBuilder:
             self._block(out, n.body)
         elif isinstance(n, Alloc):
             with out.braces():
-                self._decl(out, self.p._buffer(n.buffer))
+                self._block_decl(out, self.p._buffer(n.buffer))
                 self._block(out, n.body)
         elif isinstance(n, Merge):
             stmts = ", ".join(sorted({c.stmt for c in walk(n) if isinstance(c, Call)}))
@@ -1095,7 +1207,9 @@ class _KernelBuilder:
                 raise CodegenError(
                     f"statement {n.stmt} runs inside the gpu block loops of kernel "
                     f"{self.name} but outside its gpu thread loops, so every thread of a "
-                    "block would run it; map its loops to threads too (gpu/tile_gpu)"
+                    "block would run it; map its loops to threads too (gpu/tile_gpu), or, if "
+                    "you did, give them more than one iteration: a loop of one iteration (a "
+                    "tile or split of size 1) is left out of the code, thread tag and all"
                 )
             out.line(f"__syncthreads();  /* {n.stmt} */")
             self.dirty = False
@@ -1160,6 +1274,25 @@ class _KernelBuilder:
                 f"{self.name}; only shared, local and stack buffers can be (global and "
                 "constant buffers are arguments)"
             )
+
+    def _block_decl(self, out: Emitter, b: BufferDecl) -> None:
+        """Declare ``b``, allocated in block-level code (every thread of a block runs it). A
+        local private to a loop there (``add_local(..., private=...)``) has one zeroed copy
+        per iteration, which the threads inside share: a ``__shared__`` array the block's
+        threads zero together, then a barrier. Other buffers: :meth:`_decl`."""
+        if not b.private:
+            self._decl(out, b)
+            return
+        count = _static_count(b)
+        self.memory.declare(replace(b, scope="shared"), count)
+        out.line(f"__shared__ {b.ctype} {b.name}[{count}];")
+        tid = "(int64_t)threadIdx.x + (int64_t)blockDim.x * ((int64_t)threadIdx.y"
+        tid += " + (int64_t)blockDim.y * (int64_t)threadIdx.z)"
+        step = "(int64_t)blockDim.x * blockDim.y * blockDim.z"
+        out.line(f"for (int64_t spf_z = {tid}; spf_z < {count}; spf_z += {step})")
+        out.line(f"  {b.name}[spf_z] = 0;")
+        out.line(f"__syncthreads();  /* spf: the block's copy of {b.name} is zeroed */")
+        self.dirty = False
 
     def _device(self, out: Emitter, n: Node) -> None:
         """Code of one CUDA thread (no OpenMP; ``unroll`` tags become #pragma unroll)."""

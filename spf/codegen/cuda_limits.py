@@ -5,9 +5,15 @@
   frame and the launch fails on the GPU; spf refuses it at codegen, naming the buffer.
 * Static ``__shared__`` arrays: at most 48 KiB per block (ptxas refuses more: "uses too
   much shared data (0xc008 bytes, 0xc000 max)"); refused at codegen too.
+* ``__constant__`` arrays (``constant`` buffers): at most 64 KiB in all (ptxas: "File uses
+  too much global constant data (0x13880 bytes, 0x10000 max)"); refused at codegen, naming
+  the buffer that goes over (:func:`check_constant_memory`).
 * Grid: at most 2^31 - 1 blocks on x and 65535 on y and z. The extents are known only at
   run time, so the host code checks them before each launch (:func:`grid_checks`) and
   names the block loop and its count.
+* Block: at most 1024 threads, 1024 on x and y and 64 on z; checked by the host code before
+  each launch too (:func:`block_checks`), naming the thread loops (a launch CUDA refuses says
+  only "invalid configuration argument", and a count above 2^32 would wrap in ``dim3``).
 
 The emulator (``spf_cuda_emu.h``) runs each CUDA thread on a fiber with its own stack of
 ``SPF_EMU_STACK`` bytes (256 KiB unless defined); a unit whose kernels declare more local
@@ -29,8 +35,14 @@ LOCAL_BYTES = 512 * 1024
 """CUDA's local memory per thread."""
 STATIC_SHARED_BYTES = 48 * 1024
 """CUDA's static ``__shared__`` memory per block."""
+CONSTANT_BYTES = 64 * 1024
+"""CUDA's ``__constant__`` memory per translation unit."""
 GRID_BLOCKS = (2**31 - 1, 65535, 65535)
 """The most blocks on each grid dimension (x, y, z)."""
+BLOCK_THREADS = (1024, 1024, 64)
+"""The most threads on each block dimension (x, y, z)."""
+THREADS_PER_BLOCK = 1024
+"""The most threads in one block."""
 EMULATOR_STACK = 256 * 1024
 """The emulator's fiber stack when the unit defines none (``spf_cuda_emu.h``)."""
 STACK_MARGIN = 64 * 1024
@@ -90,6 +102,23 @@ class KernelMemory:
         )
 
 
+def check_constant_memory(buffers: list[tuple[BufferDecl, int]]) -> None:
+    """Refuse ``constant`` buffers (each with its element count) of more than 64 KiB in all,
+    naming the buffer that goes over."""
+    total = 0
+    for k, (b, count) in enumerate(buffers):
+        size = buffer_bytes(b, count)
+        total += size
+        if total > CONSTANT_BYTES:
+            others = [repr(o.name) for o, _ in buffers[:k]]
+            with_others = f" (with {', '.join(others)})" if others else ""
+            raise CodegenError(
+                f"buffer {b.name!r} (constant memory, {count} x {b.ctype} = {size} bytes) makes "
+                f"{total} bytes of __constant__ memory{with_others}; CUDA allows at most "
+                f"{CONSTANT_BYTES} ({CONSTANT_BYTES // 1024} KiB): use a global buffer"
+            )
+
+
 def emulator_stack(local_bytes: int) -> int:
     """The fiber stack (bytes) the emulator needs for kernels declaring ``local_bytes`` of
     local memory per thread; 0 when its default does."""
@@ -122,14 +151,44 @@ def grid_checks(kernel: str, grid: list[tuple[str, str]]) -> list[str]:
     return lines
 
 
+def block_checks(kernel: str, block: list[tuple[str, str]]) -> list[str]:
+    """Host C lines that refuse a launch of ``kernel`` whose blocks have more threads than
+    CUDA allows: ``block`` gives, per dimension (x first), the thread loops and the variable
+    holding their count."""
+    if not block:
+        return []
+    too_many = [f"{var} > {most}" for (_, var), most in zip(block, BLOCK_THREADS, strict=False)]
+    product = " * ".join(var for _, var in block)
+    shape = " x ".join("%lld" for _ in block)
+    loops = ", ".join(f"{loops} on {'xyz'[dim]}" for dim, (loops, _) in enumerate(block))
+    message = (
+        f"kernel {kernel}: gpu thread loops {loops} make blocks of {shape} threads; CUDA "
+        f"allows at most {THREADS_PER_BLOCK} threads per block ({BLOCK_THREADS[0]} on x and y, "
+        f"{BLOCK_THREADS[2]} on z): use smaller tiles"
+    )
+    values = ", ".join(f"(long long){var}" for _, var in block)
+    if len(block) > 1:
+        too_many.append(f"{product} > {THREADS_PER_BLOCK}")
+    return [
+        f"if ({' || '.join(too_many)}) {{ "
+        f'snprintf(spf_message, sizeof spf_message, "{message}", {values}); spf_status = 1; '
+        "goto spf_done; }"
+    ]
+
+
 __all__ = [
+    "BLOCK_THREADS",
+    "CONSTANT_BYTES",
     "EMULATOR_STACK",
     "GRID_BLOCKS",
     "LOCAL_BYTES",
     "STACK_MARGIN",
     "STATIC_SHARED_BYTES",
+    "THREADS_PER_BLOCK",
     "KernelMemory",
+    "block_checks",
     "buffer_bytes",
+    "check_constant_memory",
     "emulator_stack",
     "grid_checks",
     "item_bytes",

@@ -262,7 +262,15 @@ def test_kernel_arguments_are_checked_like_c_kernels() -> None:
 
 
 def test_too_many_threads_per_block_is_a_launch_error() -> None:
-    k = transpose.build(64).compile(target="cuda", emulate=True)  # 64 x 64 = 4096 threads
+    """Without the host code's check (tests/e2e/test_cuda_edges.py), the emulator refuses
+    the launch itself and gives the block's shape."""
+    comp = transpose.build(64)  # 64 x 64 = 4096 threads
+    source = comp.codegen("cuda")
+    checks = [line for line in source.splitlines() if "threads per block" in line]
+    assert len(checks) == 1
+    source = source.replace(checks[0], "")
+    opts: dict[str, Any] = {"openmp": True, "cflags": None, "cache_dir": None}
+    k = compile_kernel(source, signature(comp.ir, comp.name), comp.name, emulate=True, **opts)
     A = np.zeros((70, 70), dtype=np.float32)
     with pytest.raises(SpfError, match=r"invalid configuration argument \(block of 64 x 64 x 1"):
         k(A=A, B=np.zeros_like(A))
