@@ -187,7 +187,6 @@ def copy_kernel(
     [
         (lambda: copy_kernel(a="threadIdx"), "data space 'threadIdx' is a CUDA built-in"),
         (lambda: copy_kernel(a="dim3"), "data space 'dim3' is a name of the CUDA runtime"),
-        (lambda: copy_kernel(a="snprintf"), "data space 'snprintf'"),
         (lambda: copy_kernel(a="cudaMalloc"), "data space 'cudaMalloc'"),
         (lambda: copy_kernel(a="nm_k0"), "data space 'nm_k0' is the name of a kernel of nm"),
         (lambda: copy_kernel(n="blockIdx"), "param 'blockIdx' is a CUDA built-in"),
