@@ -479,3 +479,33 @@ def test_failed_run_raises_spf_error_only() -> None:
     """Nothing crashes with a bare numpy / Python exception on a bad 0-d argument."""
     with pytest.raises(SpfError):
         zero_d("{[0]}").interpret(t=np.zeros(3), x=np.zeros(2))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "$a$(i) = abs($b$(i));",  # stdlib.h's abs takes an int: 1.7 -> 1 (was 1.7)
+        "$a$(i) = labs($b$(i)) + $b$(i);",
+        "$a$(i) = $b$(i) + '\\x41' + '\\101' + '\\377' + '\\a';",  # hex/octal escapes, signed
+    ],
+)
+def test_interpret_computes_what_the_c_kernel_computes(source: str, tmp_path: Any) -> None:
+    """The interpreter is the reference the tests compare kernels with: it follows C where a
+    statement relies on C's rules (it returned ``abs(1.7)`` as 1.7, and read ``'\\x41'`` as
+    the digit ``'1'``)."""
+    comp = Computation("c_rules")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_data_space("b", "double", shape=("N",))
+    comp.add_stmt(Stmt(source, DOM1))
+    b = np.array([1.7, -2.5, 3.0, -0.4, 0.0])
+    got, want = np.zeros(5), np.zeros(5)
+    comp.compile(cache_dir=str(tmp_path))(a=want, b=b)
+    comp.interpret(a=got, b=b)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_multi_character_constant_is_refused() -> None:
+    comp = Computation("mc")
+    comp.add_data_space("a", "double", shape=("N",))
+    with pytest.raises(SpfError, match="multi-character constant 'ab' has an implementation"):
+        comp.add_stmt(Stmt("$a$(i) = 'ab';", DOM1))

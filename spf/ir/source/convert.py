@@ -374,7 +374,9 @@ class _Converter:
     def _literal(self, node: Any) -> int | float:
         try:
             return _c_literal(node.value, node.type)
-        except ValueError:
+        except ValueError as err:
+            if node.value.startswith("'"):  # a character constant (pycparser types it int)
+                raise self.error(str(err), node) from None
             raise self.error(f"malformed number {node.value!r}", node) from None
 
     def _e_id(self, node: Any) -> _Expr:

@@ -25,14 +25,41 @@ def _c_type(quals: list[str], names: list[str]) -> str | None:
 
 
 _INT_SUFFIX = re.compile(r"[uUlL]+$")
+_ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92, "'": 39}
+_ESCAPES |= {'"': 34, "?": 63}
+
+
+def _char_value(text: str) -> int:
+    """The value of a C character constant as gcc gives it on x86-64 (an ``int``; ``char``
+    is signed, so ``'\\xff'`` is -1): one ASCII character, a simple escape, an octal
+    (``'\\101'``) or hex (``'\\x41'``) escape. A multi-character constant (``'ab'``, or a
+    non-ASCII character, several bytes in UTF-8) has an implementation-defined value: a
+    ``ValueError`` saying so."""
+    body = text[1:-1]
+    if body.startswith("\\") and len(body) > 1:
+        esc = body[1:]
+        if esc in _ESCAPES:
+            return _ESCAPES[esc]
+        if re.fullmatch(r"[0-7]{1,3}", esc):
+            value = int(esc, 8)
+        elif re.fullmatch(r"x[0-9a-fA-F]+", esc) and int(esc[1:], 16) < 256:
+            value = int(esc[1:], 16)
+        else:
+            raise ValueError(f"unsupported escape in the character constant {text}")
+    elif len(body) == 1 and ord(body) < 128:
+        value = ord(body)
+    else:
+        raise ValueError(
+            f"the multi-character constant {text} has an implementation-defined value; "
+            "write the number"
+        )
+    return value - 256 if value >= 128 else value
 
 
 def _c_literal(text: str, ctype: str) -> int | float:
     """The value of a C numeric or character constant."""
     if text.startswith("'"):
-        body = text[1:-1]
-        escapes = {"\\n": 10, "\\t": 9, "\\0": 0, "\\\\": 92, "\\'": 39, '\\"': 34, "\\r": 13}
-        return escapes.get(body, ord(body[-1]) if body else 0)
+        return _char_value(text)
     if ctype in ("float", "double", "long double"):
         t = text.rstrip("fFlL") if not text.lower().startswith("0x") else text.rstrip("lL")
         value = float.fromhex(t.rstrip("fF")) if t.lower().startswith("0x") else float(t)

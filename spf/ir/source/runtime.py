@@ -132,6 +132,14 @@ _PY_FUNCS: dict[str, Callable[..., Any]] = {
 }
 
 
+def _c_abs(bits: int) -> Callable[[Any], int]:
+    """stdlib.h's ``abs`` (``bits`` 32) or ``labs``/``llabs`` (64): C converts the argument to
+    the function's integer type first, so ``abs(1.7)`` is 1 (truncated, as the compiled
+    kernel computes it; ``fabs`` keeps the fraction)."""
+    convert = _int_converter(bits, unsigned=False)
+    return lambda value: abs(convert(value))
+
+
 def _single(fn: Callable[..., Any]) -> Callable[..., float]:
     """The ``float`` variant (``sqrtf``) of a math function: rounded to single precision."""
     return lambda *args: _f32(fn(*args))
@@ -140,9 +148,9 @@ def _single(fn: Callable[..., Any]) -> Callable[..., float]:
 _PY_FUNCS.update({f"{k}f": _single(fn) for k, fn in list(_PY_FUNCS.items())})
 _PY_FUNCS.update(
     {
-        "abs": abs,
-        "labs": abs,
-        "llabs": abs,
+        "abs": _c_abs(32),  # stdlib.h's: an int argument (a double is converted first)
+        "labs": _c_abs(64),
+        "llabs": _c_abs(64),
         "min": lambda a, b: a if a < b else b,  # the macro ((a) < (b) ? (a) : (b))
         "max": lambda a, b: a if a > b else b,
     }

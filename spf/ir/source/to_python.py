@@ -140,7 +140,9 @@ def _is_float(e: _Expr) -> bool:
     if isinstance(e, _Cast):
         return _py_convert(e.ctype) in ("float", "_f32")
     if isinstance(e, _Call):
-        if e.func in ("min", "max", "abs", "labs", "llabs"):
+        if e.func in ("abs", "labs", "llabs"):  # integer functions (stdlib.h)
+            return False
+        if e.func in ("min", "max"):
             return any(_is_float(a) for a in e.args)
         return bool(e.args) or e.func in _CONSTANTS
     if isinstance(e, _Unary):
