@@ -509,3 +509,17 @@ def test_a_multi_character_constant_is_refused() -> None:
     comp.add_data_space("a", "double", shape=("N",))
     with pytest.raises(SpfError, match="multi-character constant 'ab' has an implementation"):
         comp.add_stmt(Stmt("$a$(i) = 'ab';", DOM1))
+
+
+def test_interpret_rounds_the_argument_of_a_single_precision_function(tmp_path: Any) -> None:
+    """``sqrtf`` of a double converts its argument to ``float`` first (the interpreter took
+    the square root of the double and rounded only the result)."""
+    comp = Computation("single")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_data_space("b", "double", shape=("N",))
+    comp.add_stmt(Stmt("$a$(i) = sqrtf($b$(i)) * 0.3;", DOM1))
+    b = np.random.default_rng(1).random(200)
+    got, want = np.zeros(200), np.zeros(200)
+    comp.compile(cache_dir=str(tmp_path))(a=want, b=b)
+    comp.interpret(a=got, b=b)
+    np.testing.assert_array_equal(got, want)

@@ -141,8 +141,10 @@ def _c_abs(bits: int) -> Callable[[Any], int]:
 
 
 def _single(fn: Callable[..., Any]) -> Callable[..., float]:
-    """The ``float`` variant (``sqrtf``) of a math function: rounded to single precision."""
-    return lambda *args: _f32(fn(*args))
+    """The ``float`` variant (``sqrtf``) of a math function: its arguments converted to
+    ``float`` first (as C converts a double passed to ``sqrtf``), its result rounded to
+    single precision."""
+    return lambda *args: _f32(fn(*(_f32(a) for a in args)))
 
 
 _PY_FUNCS.update({f"{k}f": _single(fn) for k, fn in list(_PY_FUNCS.items())})
