@@ -103,6 +103,11 @@ class _Scanner:
             line = iset.project_out(DT.set, dim + 1, n - dim - 1).project_out(DT.set, 0, dim)
             if line.is_bounded():
                 return dim, line
+            # isl's is_bounded also asks the existentials a projection leaves to be bounded
+            # (the floor of a free UF value): the rational hull, a superset, may show bounds
+            hull = line.polyhedral_hull()
+            if hull.is_bounded():
+                return dim, line.intersect(isl.Set.from_basic_set(hull))
         names = [self._label(d) for d in range(self.n_scan) if d not in fixed]
         raise ArgumentError(
             f"cannot enumerate: {', '.join(names)} unbounded; bound every variable (and give "
