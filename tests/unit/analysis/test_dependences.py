@@ -906,3 +906,34 @@ def test_a_distributed_loop_is_an_ordinary_loop_to_targets_without_ranks() -> No
     a = np.arange(1.0, 9.0)
     _distributed_prefix().compile()(A=a)
     assert np.array_equal(a, np.cumsum(np.arange(1.0, 9.0)))
+
+
+def _tied(writer_first: bool) -> Computation:
+    """Two statements with one schedule: at equal times they run in statement order."""
+    c = Computation("tied")
+    c.add_data_space("A", "double", shape=("N",))
+    c.add_data_space("B", "double", shape=("N",))
+    write = Stmt("$A$(i) = $A$(i) + 1;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}", name="w")
+    read = Stmt("$B$(i) = $A$(i) * 2;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}", name="r")
+    for s in (write, read) if writer_first else (read, write):
+        c.add_stmt(s)
+    return c
+
+
+@pytest.mark.parametrize("writer_first", [True, False])
+def test_statements_at_equal_times_depend_in_statement_order(writer_first: bool) -> None:
+    """Statements whose schedules give them equal times run in statement order (the
+    interpreter and the generated code agree), so the access pairs at equal times are
+    dependences, loop-independent. The analysis only looked for a schedule position
+    ordering them and found none: no dependence, so shifting the second statement one
+    iteration earlier was accepted and computed B from the old A."""
+    comp = _tied(writer_first)
+    deps = [(d.kind, d.source, d.sink, d.carried_by) for d in comp.dependences()]
+    assert deps == ([("flow", "w", "r", ())] if writer_first else [("anti", "r", "w", ())])
+    a, b = np.arange(5.0), np.zeros(5)
+    comp.interpret(A=a, B=b)
+    want = 2 * (np.arange(5.0) + 1) if writer_first else 2 * np.arange(5.0)
+    assert np.array_equal(b, want)
+    comp.stmt(1).shift("i", -1)  # the second one: to the previous iteration of the first
+    with pytest.raises(IllegalScheduleError, match="dependence on 'A'"):
+        comp.check_legality()
