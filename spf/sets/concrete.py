@@ -105,9 +105,10 @@ class _Scanner:
                 return dim, line
             # isl's is_bounded also asks the existentials a projection leaves to be bounded
             # (the floor of a free UF value): the rational hull, a superset, may show bounds
-            hull = line.polyhedral_hull()
-            if hull.is_bounded():
-                return dim, line.intersect(isl.Set.from_basic_set(hull))
+            if any(b.dim(DT.div) for b in line.get_basic_sets()):
+                hull = line.polyhedral_hull()
+                if hull.is_bounded():
+                    return dim, line.intersect(isl.Set.from_basic_set(hull))
         names = [self._label(d) for d in range(self.n_scan) if d not in fixed]
         raise ArgumentError(
             f"cannot enumerate: {', '.join(names)} unbounded; bound every variable (and give "
