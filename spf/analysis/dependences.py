@@ -242,8 +242,7 @@ class _Timing:
     def tie(self, pairs: Set) -> Set | None:
         """The pairs of ``pairs`` whose times are equal at every position, when there are
         any (None: provably none; two constants that differ rule them out without a
-        test). Instances of two statements at one time run in statement order (the
-        interpreter and the generated code)."""
+        test)."""
         for d in range(self.width):
             fixed = self._constants(d)
             if fixed is not None and fixed[0] != fixed[1]:
@@ -311,7 +310,7 @@ def _compute(ir: ComputationIR, private: bool) -> tuple[Dependence, ...]:
         (written_s, touched_s), (written_t, touched_t) = spaces[src.name], spaces[snk.name]
         if not (written_s & touched_t or touched_s & written_t):
             continue  # no common data space that one of them writes
-        base = (context, _pair_inputs(records, src, snk), _runs_first(ir, src, snk))
+        base = (context, _pair_inputs(records, src, snk))
         now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
         # tags (distribute, gpu) map instances to ranks and copies by the current schedule
         placed = dependence_tags(src) or dependence_tags(snk)
@@ -478,7 +477,7 @@ def _pair_relations(
     orig = _Timing(orig_s, orig_t, xs, ys, facts)
     if orig.never_before():
         return ()  # e.g. the sink's loop nest comes first: no access pair to compare
-    first = _runs_first(ir, src, snk)
+    tied = src.name != snk.name  # two statements may run instances at one time
     touching: dict[tuple[int, int, int, int], Set] = {}
     out: list[_Found] = []
     for kind, src_kind, snk_kind in KINDS:
@@ -503,7 +502,7 @@ def _pair_relations(
                 # the pieces are tested as they are: testing the whole relation first
                 # costs a search for a model when it is not empty (most are), and an
                 # empty relation has empty pieces (measured: 30% fewer isl samples)
-                pieces = _ordered_pieces(orig, touching[key], first)
+                pieces = _ordered_pieces(orig, touching[key], tied)
                 if not pieces:
                     continue
                 pairs = pieces[0][1]
@@ -519,12 +518,15 @@ def _pair_relations(
     return tuple(out)
 
 
-def _ordered_pieces(orig: _Timing, pairs: Set, first: bool) -> list[tuple[int | None, Set]]:
-    """The pieces of ``pairs`` where the source runs first in the program order: by the
-    schedule position ordering them, and (``first``: the source's statement comes first)
-    at equal times, with no position (None)."""
+def _ordered_pieces(orig: _Timing, pairs: Set, tied: bool) -> list[tuple[int | None, Set]]:
+    """The pieces of ``pairs`` where the source may run first in the program order: by the
+    schedule position ordering them, and (``tied``: two statements) at equal times, with no
+    position (None). Instances of two statements at one time run in an order no schedule
+    position states (the interpreter takes statement order, the generated code its own), so
+    such a pair is a dependence both ways: a schedule that moves either one is checked
+    against it (loop-independent: no loop carries it)."""
     pieces: list[tuple[int | None, Set]] = list(orig.levels(pairs, "<"))
-    if first:
+    if tied:
         tie = orig.tie(pairs)
         pieces += [] if tie is None else [(None, tie)]
     return pieces
@@ -568,14 +570,6 @@ def _pair_dependences(
 
 
 KIND_INDEX = {"reads": 0, "writes": 1}
-
-
-def _runs_first(ir: ComputationIR, src: StmtReading, snk: StmtReading) -> bool:
-    """Whether an instance of ``src`` runs before one of ``snk`` at the same time: two
-    statements come in statement order (``ir.parsed_stmts``, as the interpreter and the
-    generated code run them); one statement at one time twice has no such order."""
-    names = [s.name for s in ir.parsed_stmts]
-    return names.index(src.name) < names.index(snk.name)
 
 
 def rank_of(ir: ComputationIR, stmt: StmtReading, names: list[str]) -> str | None:
@@ -809,8 +803,7 @@ def carries_nothing(ir: ComputationIR, stmt: StmtReading, loop: str | int) -> bo
             now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
             placed = dependence_tags(src) or dependence_tags(snk)
             inputs = _pair_inputs(records, src, snk)
-            first = _runs_first(ir, src, snk)
-            key = ("relations", context, inputs, first, *(now if placed else ()))
+            key = ("relations", context, inputs, *(now if placed else ()))
             found = _PAIRS.get(key)
             if found is None:
                 found = _PAIRS.put(key, _pair_relations(ir, src, snk, width, scheds, True))

@@ -909,7 +909,7 @@ def test_a_distributed_loop_is_an_ordinary_loop_to_targets_without_ranks() -> No
 
 
 def _tied(writer_first: bool) -> Computation:
-    """Two statements with one schedule: at equal times they run in statement order."""
+    """Two statements with one schedule: their instances run at equal times."""
     c = Computation("tied")
     c.add_data_space("A", "double", shape=("N",))
     c.add_data_space("B", "double", shape=("N",))
@@ -921,19 +921,21 @@ def _tied(writer_first: bool) -> Computation:
 
 
 @pytest.mark.parametrize("writer_first", [True, False])
-def test_statements_at_equal_times_depend_in_statement_order(writer_first: bool) -> None:
-    """Statements whose schedules give them equal times run in statement order (the
-    interpreter and the generated code agree), so the access pairs at equal times are
-    dependences, loop-independent. The analysis only looked for a schedule position
-    ordering them and found none: no dependence, so shifting the second statement one
-    iteration earlier was accepted and computed B from the old A."""
+@pytest.mark.parametrize("moved", ["w", "r"])
+def test_statements_at_equal_times_depend_both_ways(writer_first: bool, moved: str) -> None:
+    """Instances of two statements at equal times run in an order no schedule position
+    states (the interpreter takes statement order, the generated code sorts them its own
+    way), so the accesses they share there are dependences both ways, loop-independent,
+    and moving either statement off the shared time is refused. The analysis only looked
+    for a schedule position ordering them and found none: no dependence at all, so
+    shifting one of them by an iteration was accepted and changed the result."""
     comp = _tied(writer_first)
-    deps = [(d.kind, d.source, d.sink, d.carried_by) for d in comp.dependences()]
-    assert deps == ([("flow", "w", "r", ())] if writer_first else [("anti", "r", "w", ())])
-    a, b = np.arange(5.0), np.zeros(5)
-    comp.interpret(A=a, B=b)
-    want = 2 * (np.arange(5.0) + 1) if writer_first else 2 * np.arange(5.0)
-    assert np.array_equal(b, want)
-    comp.stmt(1).shift("i", -1)  # the second one: to the previous iteration of the first
+    deps = sorted((d.kind, d.source, d.sink, d.carried_by) for d in comp.dependences())
+    assert deps == [("anti", "r", "w", ()), ("flow", "w", "r", ())]
+    comp.stmt(moved).shift("i", -1)
+    with pytest.raises(IllegalScheduleError, match="dependence on 'A'"):
+        comp.check_legality()
+    comp = _tied(writer_first)
+    comp.stmt(moved).shift("i", 1)
     with pytest.raises(IllegalScheduleError, match="dependence on 'A'"):
         comp.check_legality()
