@@ -1057,3 +1057,10 @@ def test_points_of_a_set_bounded_through_the_floor_of_a_uf_value() -> None:
     ]
     assert want == [(3,)]
     assert s.points(ufs={"h": lambda x: x % 3}) == want
+
+
+def test_bounds_of_a_set_bounded_through_the_floor_of_a_uf_value() -> None:
+    """``bounds`` asked isl's ``is_bounded`` too and called ``i`` unbounded; with the UF
+    value free, ``i`` is 3 (any value) or 4 (a multiple of 3)."""
+    s = Set("{[i]: i <= 4 && 9*floor(h(i)/3) >= 14 - 5i + 3*h(i) + 6*floor((i - 1)/3)}")
+    assert s.bounds() == [(3, 4)]
