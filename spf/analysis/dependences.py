@@ -239,6 +239,17 @@ class _Timing:
                 break
         return out
 
+    def tie(self, pairs: Set) -> Set | None:
+        """The pairs of ``pairs`` whose times are equal at every position, when there are
+        any (None: provably none; two constants that differ rule them out without a
+        test)."""
+        for d in range(self.width):
+            fixed = self._constants(d)
+            if fixed is not None and fixed[0] != fixed[1]:
+                return None
+        piece = self.level(pairs, 0, "=")
+        return None if empty(piece, self.facts) else piece
+
     def never_before(self) -> bool:
         """Whether no source instance runs before any sink instance, decided from the
         constant positions alone: the first position where the two schedules differ holds
@@ -466,6 +477,7 @@ def _pair_relations(
     orig = _Timing(orig_s, orig_t, xs, ys, facts)
     if orig.never_before():
         return ()  # e.g. the sink's loop nest comes first: no access pair to compare
+    tied = src.name != snk.name  # two statements may run instances at one time
     touching: dict[tuple[int, int, int, int], Set] = {}
     out: list[_Found] = []
     for kind, src_kind, snk_kind in KINDS:
@@ -490,20 +502,34 @@ def _pair_relations(
                 # the pieces are tested as they are: testing the whole relation first
                 # costs a search for a model when it is not empty (most are), and an
                 # empty relation has empty pieces (measured: 30% fewer isl samples)
-                pieces = orig.levels(touching[key], "<")
+                pieces = _ordered_pieces(orig, touching[key], tied)
                 if not pieces:
                     continue
                 pairs = pieces[0][1]
                 for _, p in pieces[1:]:
                     pairs = pairs.union(p)
                 old = found.get(ds)
-                levels = {d for d, _ in pieces}
+                levels = {d for d, _ in pieces if d is not None}
                 if old is not None:
                     pairs, levels = old[0].union(pairs), levels | old[1]
                 found[ds] = (pairs, levels)
         for ds, (pairs, levels) in sorted(found.items()):
             out.append((kind, ds, pairs, tuple(sorted(levels))))
     return tuple(out)
+
+
+def _ordered_pieces(orig: _Timing, pairs: Set, tied: bool) -> list[tuple[int | None, Set]]:
+    """The pieces of ``pairs`` where the source may run first in the program order: by the
+    schedule position ordering them, and (``tied``: two statements) at equal times, with no
+    position (None). Instances of two statements at one time run in an order no schedule
+    position states (the interpreter takes statement order, the generated code its own), so
+    such a pair is a dependence both ways: a schedule that moves either one is checked
+    against it (loop-independent: no loop carries it)."""
+    pieces: list[tuple[int | None, Set]] = list(orig.levels(pairs, "<"))
+    if tied:
+        tie = orig.tie(pairs)
+        pieces += [] if tie is None else [(None, tie)]
+    return pieces
 
 
 def _pair_dependences(

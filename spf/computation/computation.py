@@ -339,15 +339,30 @@ class Computation:
 
     @property
     def assumptions(self) -> tuple[Fact, ...]:
-        """The facts added with :meth:`assume`, in order."""
-        return tuple(self._assumptions)
+        """The facts added with :meth:`assume`, in order, read with the symbolic constants
+        the computation has now: a name a fact quantified because it was no constant yet
+        when it was added (used in a UF argument) and that is one now is read as the
+        constant, as the text reads when added last. So the facts follow from the
+        computation's content (its IR holds the texts), whatever the order of the calls
+        that built it (before, ``assume`` ahead of the statement that made ``M`` a constant
+        quantified ``M`` in ``forall i: rowptr(i) <= rowptr(M)``, and a JSON round trip
+        changed the fact)."""
+        if not self._assumptions:
+            return ()
+        from spf.sets.facts import Fact as Parsed
+
+        params = self.params
+        return tuple(
+            f if not set(f.vars) & params else Parsed.parse(f.text, self.ufs, params)
+            for f in self._assumptions
+        )
 
     def facts(self) -> tuple[Fact, ...]:
         """Every trusted fact: the assumptions, then the declared UF domains, ranges and
         monotonicity written as facts (what a proof may use and a kernel checks)."""
         from spf.computation.facts import declared_facts
 
-        return (*self._assumptions, *declared_facts(self))
+        return (*self.assumptions, *declared_facts(self))
 
     def declare_uf(self, name: str, **fields: Any) -> UF:
         """Declare an index array (the fields of :class:`spf.UF`). For a run-time index

@@ -569,7 +569,13 @@ def floor(e: Aff) -> Aff:
     rest = e.const - whole
     if not inner:
         return Aff(out, whole + math.floor(rest))
-    out[Floor(Aff(inner, rest))] = 1
+    # the floor left may be one pulled out (``floor(j/2 - floor(j/2))``): add, don't replace
+    left = Floor(Aff(inner, rest))
+    c = out.get(left, 0) + 1
+    if c:
+        out[left] = c
+    else:
+        del out[left]
     return Aff(out, whole)
 
 

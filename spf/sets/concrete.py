@@ -101,8 +101,9 @@ class _Scanner:
             if dim in fixed:
                 continue
             line = iset.project_out(DT.set, dim + 1, n - dim - 1).project_out(DT.set, 0, dim)
-            if line.is_bounded():
-                return dim, line
+            bounded = _bounded(line)
+            if bounded is not None:
+                return dim, bounded
         names = [self._label(d) for d in range(self.n_scan) if d not in fixed]
         raise ArgumentError(
             f"cannot enumerate: {', '.join(names)} unbounded; bound every variable (and give "
@@ -131,6 +132,22 @@ class _Scanner:
             child_env, child_fixed = dict(env), set(fixed)
             child = self._fix(iset, child_env, child_fixed, dim, v)
             self._walk(child, child_env, child_fixed, found)
+
+
+def _bounded(line: isl.Set) -> isl.Set | None:
+    """``line`` when it is bounded (intersected with its rational hull), else None.
+
+    isl's ``is_bounded`` also asks the existentials a projection leaves to be bounded (the
+    floor of a free UF value), so it refuses ``{[i]: exists e: i <= 4 && 9*floor(e/3) >=
+    14 - 5i + 3e + ...}``, whose ``i`` is at least 3: the rational hull, a superset
+    without existentials, shows such bounds."""
+    if line.is_bounded():
+        return line
+    if any(b.dim(DT.div) for b in line.get_basic_sets()):
+        hull = line.polyhedral_hull()
+        if hull.is_bounded():
+            return line.intersect(isl.Set.from_basic_set(hull))
+    return None
 
 
 def _value_bounds(values: Any) -> tuple[int, int] | None:
@@ -218,8 +235,10 @@ def bounds(body: Body, params: Mapping[str, int]) -> list[tuple[int, int]] | Non
     out = []
     for k in range(body.n_tuple):
         line = iset.project_out(DT.set, k + 1, body.n_tuple - k - 1).project_out(DT.set, 0, k)
-        if not line.is_bounded():
+        bounded = _bounded(line)
+        if bounded is None:
             raise ArgumentError(f"entry {k} ({body.names[k] or k}) of the set is unbounded")
+        line = bounded
         lo = line.lexmin().sample_point().get_coordinate_val(DT.set, 0).to_python()
         hi = line.lexmax().sample_point().get_coordinate_val(DT.set, 0).to_python()
         out.append((int(lo), int(hi)))

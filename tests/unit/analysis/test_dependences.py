@@ -906,3 +906,36 @@ def test_a_distributed_loop_is_an_ordinary_loop_to_targets_without_ranks() -> No
     a = np.arange(1.0, 9.0)
     _distributed_prefix().compile()(A=a)
     assert np.array_equal(a, np.cumsum(np.arange(1.0, 9.0)))
+
+
+def _tied(writer_first: bool) -> Computation:
+    """Two statements with one schedule: their instances run at equal times."""
+    c = Computation("tied")
+    c.add_data_space("A", "double", shape=("N",))
+    c.add_data_space("B", "double", shape=("N",))
+    write = Stmt("$A$(i) = $A$(i) + 1;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}", name="w")
+    read = Stmt("$B$(i) = $A$(i) * 2;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}", name="r")
+    for s in (write, read) if writer_first else (read, write):
+        c.add_stmt(s)
+    return c
+
+
+@pytest.mark.parametrize("writer_first", [True, False])
+@pytest.mark.parametrize("moved", ["w", "r"])
+def test_statements_at_equal_times_depend_both_ways(writer_first: bool, moved: str) -> None:
+    """Instances of two statements at equal times run in an order no schedule position
+    states (the interpreter takes statement order, the generated code sorts them its own
+    way), so the accesses they share there are dependences both ways, loop-independent,
+    and moving either statement off the shared time is refused. The analysis only looked
+    for a schedule position ordering them and found none: no dependence at all, so
+    shifting one of them by an iteration was accepted and changed the result."""
+    comp = _tied(writer_first)
+    deps = sorted((d.kind, d.source, d.sink, d.carried_by) for d in comp.dependences())
+    assert deps == [("anti", "r", "w", ()), ("flow", "w", "r", ())]
+    comp.stmt(moved).shift("i", -1)
+    with pytest.raises(IllegalScheduleError, match="dependence on 'A'"):
+        comp.check_legality()
+    comp = _tied(writer_first)
+    comp.stmt(moved).shift("i", 1)
+    with pytest.raises(IllegalScheduleError, match="dependence on 'A'"):
+        comp.check_legality()

@@ -215,3 +215,44 @@ def test_small_fixed_locals_live_on_the_stack() -> None:
     comp.compile()(y=y)
     assert np.array_equal(y, 2 * (np.arange(5.0) + 4.0))
     assert "loc(int64_t N, double *restrict y)" in src  # locals are no arguments
+
+
+def _reversed_rows(early: bool) -> Computation:
+    """A loop carrying a flow dependence, reversed, with ``forall i: rowptr(i) <= rowptr(M)``
+    assumed before or after the statement that makes ``M`` a constant."""
+    fact = "forall i: rowptr(i) <= rowptr(M)"
+    comp = Computation("rows")
+    comp.declare_uf(
+        "rowptr", domain="{[x]: 0 <= x <= N}", range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )  # fmt: skip
+    if early:
+        comp.assume(fact)
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(
+        Stmt(
+            "$x$(i) = $x$(i - 1) + 1;",
+            "{[i, k]: 1 <= i < N && rowptr(i) <= k < rowptr(i + 1) && k < M}",
+        )
+    )
+    if not early:
+        comp.assume(fact)
+    comp.stmt(0).reverse("i")
+    return comp
+
+
+def test_an_assumption_reads_the_same_whenever_it_was_added() -> None:
+    """``M`` is a constant of the computation once a statement uses it, so the fact reads
+    ``rowptr(i) <= rowptr(M)`` for that ``M`` however the calls were ordered. Before, an
+    ``assume`` ahead of the statement quantified ``M`` (rowptr constant: every row empty,
+    every schedule legal) while the IR kept the same text: both orders had one fingerprint
+    and shared remembered verdicts, so the late one, built second, accepted the illegal
+    reversal and computed [0, 1, 1, 1] instead of [0, 1, 2, 3]; a JSON round trip turned
+    one into the other."""
+    early, late = _reversed_rows(early=True), _reversed_rows(early=False)
+    assert early.ir.fingerprint == late.ir.fingerprint
+    for comp in (early, late, Computation.from_json(late.to_json())):
+        assert [f.vars for f in comp.assumptions] == [("i",)]
+        assert [f.vars for f in comp.ir.facts] == [("i",)]
+        with pytest.raises(IllegalScheduleError, match="flow dependence on 'x'"):
+            comp.check_legality()

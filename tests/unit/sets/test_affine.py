@@ -166,3 +166,24 @@ def test_division_is_multiplication_by_the_reciprocal_types_included(k: int | Fr
         assert str(got) == str(want)
         assert [type(c) for c in got.coeffs.values()] == [type(c) for c in want.coeffs.values()]
         assert type(got.const) is type(want.const)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "floor((j % 2)/2)",
+        "floor((j - 2*floor(j/2))/2)",
+        "(j % 2) % 2 - j % 2",
+        "(j % 3) % 3 - j % 3",
+    ],
+)
+def test_a_floor_whose_integer_part_holds_the_same_floor_adds_them(text: str) -> None:
+    """``floor(j/2 - floor(j/2))`` is 0: the floor pulled out and the one left inside are the
+    same atom, whose coefficients add up (before, the inner one overwrote the outer one and
+    ``floor((j % 2)/2)`` read as ``floor(j/2)``)."""
+    from spf import Set
+
+    s = Set(f"{{[j]: -4 <= j <= 5 && {text} = 0}}")
+    assert s.points() == [(j,) for j in range(-4, 6)]
+    j = affine.sym("j")
+    assert affine.floor(j / 2 - affine.floor(j / 2)) == affine.ZERO

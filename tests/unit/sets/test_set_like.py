@@ -1042,3 +1042,25 @@ def test_a_name_is_a_parameter_or_a_uf_not_both(text: str) -> None:
     with pytest.raises(ParseError, match="uninterpreted function") as info:
         Set(text)
     assert "^" in str(info.value)
+
+
+def test_points_of_a_set_bounded_through_the_floor_of_a_uf_value() -> None:
+    """``9*floor(h(i)/3) >= 14 - 5i + 3h(i) + 6*floor((i - 1)/3)`` bounds ``i`` below
+    (``i >= 3``) only through the floor of the UF value; isl's ``is_bounded`` of the
+    projection onto ``i`` asks that floor to be bounded too, so ``points`` refused the set
+    as unbounded when the UF's values came as a callable."""
+    s = Set("{[i]: i <= 4 && 9*floor(h(i)/3) >= 14 - 5i + 3*h(i) + 6*floor((i - 1)/3)}")
+    want = [
+        (i,)
+        for i in range(-30, 5)
+        if 9 * ((i % 3) // 3) >= 14 - 5 * i + 3 * (i % 3) + 6 * ((i - 1) // 3)
+    ]
+    assert want == [(3,)]
+    assert s.points(ufs={"h": lambda x: x % 3}) == want
+
+
+def test_bounds_of_a_set_bounded_through_the_floor_of_a_uf_value() -> None:
+    """``bounds`` asked isl's ``is_bounded`` too and called ``i`` unbounded; with the UF
+    value free, ``i`` is 3 (any value) or 4 (a multiple of 3)."""
+    s = Set("{[i]: i <= 4 && 9*floor(h(i)/3) >= 14 - 5i + 3*h(i) + 6*floor((i - 1)/3)}")
+    assert s.bounds() == [(3, 4)]
