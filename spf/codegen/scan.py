@@ -443,6 +443,7 @@ class Scanner:
         if not sets:
             return Block(())
         groups = [[n] for n in sets] if last else _overlapping_groups(sets, self._owner(b))
+        order = self._tie_order(sets) if last else None
         umap: isl.UnionMap | None = None
         group_of: dict[str, list[str]] = {}
         for gi, group in enumerate(groups):
@@ -450,6 +451,8 @@ class Scanner:
             group_of[label] = group
             joined = self._joined(group, sets, a, b, scope).set_tuple_name(label)
             ident = isl.Map.identity(joined.get_space().map_from_set()).intersect_domain(joined)
+            if order is not None:  # ties broken by statement order: one more position
+                ident = ident.add_dims(DT.out, 1).fix_val(DT.out, b - a + 1, order[label])
             part = isl.UnionMap.from_map(ident.reset_tuple_id(DT.out))
             umap = part if umap is None else umap.union(part)
         assert umap is not None
@@ -461,19 +464,44 @@ class Scanner:
         # coalesced (one where they agree) isl's AST build gists against far fewer
         # disjuncts: the same loops, sorted SpGEMM's 12-statement segment 100 ms -> 15 ms
         build = isl.AstBuild.from_context(_used_context(ctx, umap).coalesce())
-        ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, b - a + 1)
-        for name in self.names[a : b + 1]:
+        tie = 0 if order is None else 1
+        ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, b - a + 1 + tie)
+        for name in [*self.names[a : b + 1], *(["spf_tie"] if tie else [])]:
             ids = ids.add(isl.Id(name))
         build = build.set_iterators(ids)
         if b in self.whole:  # one loop per position: no piece of the whole loop split off
-            dims = ", ".join(f"c{k}" for k in range(b - a + 1))
+            dims = ", ".join(f"c{k}" for k in range(b - a + 1 + tie))
             atomic = "; ".join(f"[{dims}] -> atomic[{k}]" for k in range(b - a + 1))
             build = build.set_options(isl.UnionMap(f"{{ {atomic} }}"))
         elif a - 1 in self.whole:  # the pieces apart: by the whole loops' values first
-            dims = ", ".join(f"c{k}" for k in range(b - a + 1))
+            dims = ", ".join(f"c{k}" for k in range(b - a + 1 + tie))
             build = build.set_options(isl.UnionMap(f"{{ [{dims}] -> separate[0] }}"))
         node = build.node_from_schedule_map(umap)
         return self._convert(node, seg, group_of, scope, a, b, last)
+
+    def _tie_order(self, sets: dict[str, isl.Set]) -> dict[str, int] | None:
+        """Each statement piece's place in statement order, when the instances of two
+        statements of the innermost segment ``sets`` may run at equal times (their schedules
+        put them at one point), else None. isl's AST orders such instances its own way; the
+        interpreter, and so what the program means, runs them in statement order, so the
+        scan breaks ties by one more schedule position holding that place. Two statements
+        whose constant positions differ never tie (no isl test)."""
+        index = {st.name: k for k, st in enumerate(self.ir.parsed_stmts)}
+        labels = list(sets)
+        fixed = {x: _fixed_values(sets[x]) for x in labels}
+        for i, x in enumerate(labels):
+            for y in labels[i + 1 :]:
+                if self.stmts[x].name == self.stmts[y].name:
+                    continue  # pieces of one statement are disjoint
+                if any(
+                    p is not None and q is not None and p != q
+                    for p, q in zip(fixed[x], fixed[y], strict=True)
+                ):
+                    continue
+                one, two = sets[x].reset_tuple_id(), sets[y].reset_tuple_id()
+                if not _align_intersect(one, two).is_empty():
+                    return {label: index[self.stmts[label].name] for label in labels}
+        return None
 
     def _joined(
         self, group: list[str], sets: dict[str, isl.Set], a: int, b: int, scope: set[str]
@@ -547,6 +575,7 @@ class Scanner:
         call = n.user_get_expr()
         label = str(call.get_op_arg(0).get_id().get_name())
         vals = [from_isl.expr(call.get_op_arg(k + 1)) for k in range(call.get_op_n_arg() - 1)]
+        vals = vals[: b - a + 1]  # without the position breaking ties (_tie_order)
         fixed = {
             self.names[a + k]: v
             for k, v in enumerate(vals)
@@ -882,6 +911,15 @@ def _align_intersect(a: isl.Set, b: isl.Set) -> isl.Set:
     a = a.align_params(b.get_space())
     b = b.align_params(a.get_space())
     return a.intersect(b)
+
+
+def _fixed_values(iset: isl.Set) -> list[int | None]:
+    """The value of each set dimension of ``iset`` where it is one integer, else None."""
+    out: list[int | None] = []
+    for k in range(iset.dim(DT.set)):
+        val = iset.plain_get_val_if_fixed(DT.set, k)
+        out.append(int(val.to_python()) if val.is_int() else None)
+    return out
 
 
 def _union(sets: list[isl.Set]) -> isl.Set:
