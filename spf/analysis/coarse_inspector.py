@@ -410,8 +410,9 @@ SEGMENT = "coarse_segment"
 (:func:`_pass_in_run_blocks`): a scalar local of the pass, carried from row to row."""
 RUN_LOCALS = ("clev_new_run", "near_run", "block_run")
 """Per row of :func:`_pass_in_run_blocks`: its coarse level if it begins a block (1 + the
-highest among its sources), its highest source + 1 (then whether that is the row before),
-and the first row of its block if it has an edge from the row before."""
+highest among its sources), whether it has an edge from the row before (in
+:func:`_fused_pass_in_run_blocks` its highest source + 1, then whether that is the row
+before), and the first row of its block if it has an edge from the row before."""
 PREV_LOCALS = ("level_prev", "clev_prev")
 """The level and coarse level the row before stored (:func:`_pass_in_run_blocks`): scalar
 locals of the pass, carried from row to row, read by the edges from the row before."""
@@ -486,19 +487,19 @@ def _pass_in_run_blocks(
     for k, e in enumerate(edges, start=1):
         prefix = _schedule(e.its, e.var, "1", k)
         j = 0
-        for level_read, clev_read, domain in _source_reads(e):
+        for level_read, clev_read, domain, before in _source_reads(e):
             updates = [
                 *([] if alone else [f"${level_run}$ = max(${level_run}$, {level_read} + 1);"]),
                 f"${clev_run}$ = max(${clev_run}$, {_crossing(e.src, block_run, clev_read)});",
                 f"${new_run}$ = max(${new_run}$, {clev_read} + 1);",
-                f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);",
+                *([f"${near_run}$ = 1;"] if before else []),
                 *([] if alone else [f"${work_run}$ += 1;"]),
             ]
             for body in updates:
                 insp = build.add_stmt(insp, body, domain, f"{{{prefix}, {j}]}}")
                 j += 1
     kept = (None, None) if alone else (level_run, work_run)
-    after = _run_block_stores(node, (kept[0], clev_run, kept[1], new_run, near_run))
+    after = _run_block_stores(node, (kept[0], clev_run, kept[1], new_run, near_run), flag=True)
     after += [f"${level_prev}$ = ${level_run}$;"] if not alone else []
     after.append(f"${clev_prev}$ = ${clev_run}$;")
     for j, body in enumerate(after):
@@ -508,17 +509,17 @@ def _pass_in_run_blocks(
     return insp
 
 
-def _source_reads(e: _Edge) -> list[tuple[str, str, str]]:
+def _source_reads(e: _Edge) -> list[tuple[str, str, str, bool]]:
     """How the run-block pass reads the level and the coarse level of edge ``e``'s source,
-    each pair with the instances it serves (set text): from the arrays where the source
-    lies before the row before, from the locals :data:`PREV_LOCALS` where it is the row
-    before (:func:`_pass_in_run_blocks`)."""
+    each pair with the instances it serves (set text) and whether those are the edges from
+    the row before: from the arrays where the source lies before the row before, from the
+    locals :data:`PREV_LOCALS` where it is the row before (:func:`_pass_in_run_blocks`)."""
     level_prev, clev_prev = PREV_LOCALS
     far = with_constraint(e.text, f"({e.src}) + 1 < ({e.snk})")
     near = with_constraint(e.text, f"({e.src}) + 1 = ({e.snk})")
     return [
-        (f"${LEVEL}$({e.src})", f"${CLEV}$({e.src})", far),
-        (f"${level_prev}$", f"${clev_prev}$", near),
+        (f"${LEVEL}$({e.src})", f"${CLEV}$({e.src})", far, False),
+        (f"${level_prev}$", f"${clev_prev}$", near, True),
     ]
 
 
@@ -539,14 +540,18 @@ def _crossing(src: str, block_run: str, clev: str | None = None) -> str:
     return f"(({value} + 1) & -(({src}) < ${block_run}$))"
 
 
-def _run_block_stores(node: str, runs: tuple[str | None, str, str | None, str, str]) -> list[str]:
+def _run_block_stores(
+    node: str, runs: tuple[str | None, str, str | None, str, str], flag: bool = False
+) -> list[str]:
     """What the run-block pass does after a node's edges, given its locals (level, coarse
-    level, work, begun, near): whether it had an edge from the row before, its coarse level
-    chosen, the stretch's start carried, its level, coarse level and work stored (the level
-    and the work unless None: the coarse levels alone, :func:`build_split_passes`)."""
+    level, work, begun, near): whether it had an edge from the row before (unless ``flag``:
+    ``near`` already says so, set by the edges from the row before, where it is else the
+    highest source + 1), its coarse level chosen, the stretch's start carried, its level,
+    coarse level and work stored (the level and the work unless None: the coarse levels
+    alone, :func:`build_split_passes`)."""
     level_run, clev_run, work_run, new_run, near_run = runs
     return [
-        f"${near_run}$ = ${near_run}$ == ({node});",
+        *([] if flag else [f"${near_run}$ = ${near_run}$ == ({node});"]),
         f"${clev_run}$ = ${near_run}$ ? max(${new_run}$ - 1, ${clev_run}$) : ${new_run}$;",
         f"${SEGMENT}$ = ${near_run}$ ? ${SEGMENT}$ : ({node});",
         *([f"${LEVEL}$({node}) = ${level_run}$;"] if level_run is not None else []),
