@@ -464,8 +464,11 @@ def _pass_in_run_blocks(
     the row before, which read the arrays, and over those from the row before): where every
     row reads the row before (a stencil's neighbour), the chain from row to row no longer
     waits on a store-to-load forward of what the row before just stored, as the serial
-    solve's ``spf_prev`` (:mod:`spf.codegen.row_scalar`). The same ``max`` over the same
-    values (docs/inspection.md, "The row before in registers": measured)."""
+    solve's ``spf_prev`` (:mod:`spf.codegen.row_scalar`). Those edges also set ``near``
+    (whether the row has an edge from the row before: its highest source is the row before,
+    every edge going to a later row), so no other edge keeps a running maximum of its
+    sources for it. The same ``max`` over the same values (docs/inspection.md, "The row
+    before in registers": measured)."""
     v, n = analysis.var, analysis.extent
     insp = build.add_constant(insp, BLOCK)
     loop = edges[0].var if edges else v
