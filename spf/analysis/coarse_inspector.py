@@ -42,6 +42,7 @@ from spf.analysis.inspector import (
     WavefrontAnalysis,
     _copy_declarations,
     edge_enumeration,
+    with_constraint,
 )
 from spf.errors import VerifyError
 from spf.ir import build
@@ -409,13 +410,17 @@ SEGMENT = "coarse_segment"
 (:func:`_pass_in_run_blocks`): a scalar local of the pass, carried from row to row."""
 RUN_LOCALS = ("clev_new_run", "near_run", "block_run")
 """Per row of :func:`_pass_in_run_blocks`: its coarse level if it begins a block (1 + the
-highest among its sources), its highest source + 1 (then whether that is the row before),
-and the first row of its block if it has an edge from the row before."""
+highest among its sources), whether it has an edge from the row before (in
+:func:`_fused_pass_in_run_blocks` its highest source + 1, then whether that is the row
+before), and the first row of its block if it has an edge from the row before."""
+PREV_LOCALS = ("level_prev", "clev_prev")
+"""The level and coarse level the row before stored (:func:`_pass_in_run_blocks`): scalar
+locals of the pass, carried from row to row, read by the edges from the row before."""
 
 
 def _run_names_free(insp: ComputationIR) -> bool:
     taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
-    return not taken & {SEGMENT, *RUN_LOCALS}
+    return not taken & {SEGMENT, *RUN_LOCALS, *PREV_LOCALS}
 
 
 def uses_run_blocks(stage: ComputationIR) -> bool:
@@ -451,7 +456,19 @@ def _pass_in_run_blocks(
     a grid row's first row has no edge from the row before, so every block lies inside one
     grid row, aligned to its start, whatever the grid's width (fixed blocks straddle grid
     rows, and their coarse levels step every few rows: on 2-D Poisson 1000 x 1000, parts
-    run stretches of ~9 rows against ~125 here)."""
+    run stretches of ~9 rows against ~125 here).
+
+    A row's level and coarse level, once stored, are also kept in locals carried to the next
+    row (:data:`PREV_LOCALS`), and an edge from the row before reads them there
+    (:func:`_source_reads`: each edge's updates twice, over its instances from rows before
+    the row before, which read the arrays, and over those from the row before): where every
+    row reads the row before (a stencil's neighbour), the chain from row to row no longer
+    waits on a store-to-load forward of what the row before just stored, as the serial
+    solve's ``spf_prev`` (:mod:`spf.codegen.row_scalar`). Those edges also set ``near``
+    (whether the row has an edge from the row before: its highest source is the row before,
+    every edge going to a later row), so no other edge keeps a running maximum of its
+    sources for it. The same ``max`` over the same values (docs/inspection.md, "The row
+    before in registers": measured)."""
     v, n = analysis.var, analysis.extent
     insp = build.add_constant(insp, BLOCK)
     loop = edges[0].var if edges else v
@@ -467,19 +484,27 @@ def _pass_in_run_blocks(
     rows = f"{{[{loop}]: 0 <= {loop} < {n}}}"
     first = f"${block_run}$ = ${SEGMENT}$ + ((({node}) - ${SEGMENT}$) >> {BLOCK} << {BLOCK});"
     insp = build.add_stmt(insp, first, rows, f"{{[{loop}] -> [1, {loop}, 0, 0]}}")
+    level_prev, clev_prev = PREV_LOCALS
+    for prev in (clev_prev,) if alone else PREV_LOCALS:
+        insp = build.add_data_space(insp, prev, LEVEL_TYPE, (), role="local")
     for k, e in enumerate(edges, start=1):
-        updates = [
-            *([] if alone else [f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);"]),
-            f"${clev_run}$ = max(${clev_run}$, {_crossing(e.src, block_run)});",
-            f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
-            f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);",
-            *([] if alone else [f"${work_run}$ += 1;"]),
-        ]
         prefix = _schedule(e.its, e.var, "1", k)
-        for j, body in enumerate(updates):
-            insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
+        j = 0
+        for level_read, clev_read, domain, before in _source_reads(e):
+            updates = [
+                *([] if alone else [f"${level_run}$ = max(${level_run}$, {level_read} + 1);"]),
+                f"${clev_run}$ = max(${clev_run}$, {_crossing(e.src, block_run, clev_read)});",
+                f"${new_run}$ = max(${new_run}$, {clev_read} + 1);",
+                *([f"${near_run}$ = 1;"] if before else []),
+                *([] if alone else [f"${work_run}$ += 1;"]),
+            ]
+            for body in updates:
+                insp = build.add_stmt(insp, body, domain, f"{{{prefix}, {j}]}}")
+                j += 1
     kept = (None, None) if alone else (level_run, work_run)
-    after = _run_block_stores(node, (kept[0], clev_run, kept[1], new_run, near_run))
+    after = _run_block_stores(node, (kept[0], clev_run, kept[1], new_run, near_run), flag=True)
+    after += [f"${level_prev}$ = ${level_run}$;"] if not alone else []
+    after.append(f"${clev_prev}$ = ${clev_run}$;")
     for j, body in enumerate(after):
         insp = build.add_stmt(
             insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
@@ -487,7 +512,21 @@ def _pass_in_run_blocks(
     return insp
 
 
-def _crossing(src: str, block_run: str) -> str:
+def _source_reads(e: _Edge) -> list[tuple[str, str, str, bool]]:
+    """How the run-block pass reads the level and the coarse level of edge ``e``'s source,
+    each pair with the instances it serves (set text) and whether those are the edges from
+    the row before: from the arrays where the source lies before the row before, from the
+    locals :data:`PREV_LOCALS` where it is the row before (:func:`_pass_in_run_blocks`)."""
+    level_prev, clev_prev = PREV_LOCALS
+    far = with_constraint(e.text, f"({e.src}) + 1 < ({e.snk})")
+    near = with_constraint(e.text, f"({e.src}) + 1 = ({e.snk})")
+    return [
+        (f"${LEVEL}$({e.src})", f"${CLEV}$({e.src})", far, False),
+        (f"${level_prev}$", f"${clev_prev}$", near, True),
+    ]
+
+
+def _crossing(src: str, block_run: str, clev: str | None = None) -> str:
     """What an edge from ``src`` adds to the running maximum of the coarse levels, plus one,
     of a row's sources outside its run block (``block_run``: the block's first row): 0 for
     a source inside it (:func:`_pass_in_run_blocks`). A mask (``& -(src < block)``), not a
@@ -497,18 +536,25 @@ def _crossing(src: str, block_run: str) -> str:
     store-forwarding stall per dependence: the joint pass over Poisson's 1M rows took
     ~1.5 serial solves with the select and ~0.55 with the mask, over the 12-level
     triangle's ~1.9 and ~1.6 (C, docs/inspection.md). The same values (a coarse level plus
-    one is at least 1, so the mask's 0 is the select's)."""
-    return f"((${CLEV}$({src}) + 1) & -(({src}) < ${block_run}$))"
+    one is at least 1, so the mask's 0 is the select's). ``clev``: the source's coarse level
+    as the pass reads it (default ``clev(src)``; a local for the row before,
+    :func:`_source_reads`)."""
+    value = f"${CLEV}$({src})" if clev is None else clev
+    return f"(({value} + 1) & -(({src}) < ${block_run}$))"
 
 
-def _run_block_stores(node: str, runs: tuple[str | None, str, str | None, str, str]) -> list[str]:
+def _run_block_stores(
+    node: str, runs: tuple[str | None, str, str | None, str, str], flag: bool = False
+) -> list[str]:
     """What the run-block pass does after a node's edges, given its locals (level, coarse
-    level, work, begun, near): whether it had an edge from the row before, its coarse level
-    chosen, the stretch's start carried, its level, coarse level and work stored (the level
-    and the work unless None: the coarse levels alone, :func:`build_split_passes`)."""
+    level, work, begun, near): whether it had an edge from the row before (unless ``flag``:
+    ``near`` already says so, set by the edges from the row before, where it is else the
+    highest source + 1), its coarse level chosen, the stretch's start carried, its level,
+    coarse level and work stored (the level and the work unless None: the coarse levels
+    alone, :func:`build_split_passes`)."""
     level_run, clev_run, work_run, new_run, near_run = runs
     return [
-        f"${near_run}$ = ${near_run}$ == ({node});",
+        *([] if flag else [f"${near_run}$ = ${near_run}$ == ({node});"]),
         f"${clev_run}$ = ${near_run}$ ? max(${new_run}$ - 1, ${clev_run}$) : ${new_run}$;",
         f"${SEGMENT}$ = ${near_run}$ ? ${SEGMENT}$ : ({node});",
         *([f"${LEVEL}$({node}) = ${level_run}$;"] if level_run is not None else []),

@@ -608,6 +608,19 @@ def _with_source(domain: Set, its: tuple[str, ...], expr: str, name: str) -> str
     return " union ".join(pieces)
 
 
+def with_constraint(text: str, constraint: str) -> str:
+    """The set ``text`` (as :func:`edge_enumeration` writes it: pieces joined by ``union``)
+    with ``constraint`` (over its iterators) added to every piece."""
+    pieces = []
+    for piece in text.split(" union "):
+        m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
+        if m is None:
+            raise InternalError(f"spf bug: cannot constrain the inspector domain {text}")
+        cons = f"{m.group(2)} && " if m.group(2) else ""
+        pieces.append(f"{{[{m.group(1)}] : {cons}{constraint}}}")
+    return " union ".join(pieces)
+
+
 def edge_enumeration(e: CarriedEdge) -> tuple[str, tuple[str, ...], str, str]:
     """The instances of edge ``e`` as set text over iterators (with ``_wsrc = <other>``
     appended when the other end's iteration is not an iterator), the iterators, the other

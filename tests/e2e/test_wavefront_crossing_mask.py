@@ -29,9 +29,11 @@ ARRAYS = ("coarse_ptr", "part_ptr", "coarse_order", "level_of", "levelptr", "ord
 SUITESPARSE = ("bcsstk13", "jagmesh7", "cryg2500", "olm1000")
 
 
-def _select(src: str, block_run: str) -> str:
-    """The crossing term as the pass wrote it before the mask."""
-    return f"(({src}) < ${block_run}$ ? ${coarse_inspector.CLEV}$({src}) + 1 : 0)"
+def _select(src: str, block_run: str, clev: str | None = None) -> str:
+    """The crossing term as the pass wrote it before the mask (``clev``: the source's coarse
+    level as the pass reads it, from the array or, from the row before, a local)."""
+    value = f"${coarse_inspector.CLEV}$({src})" if clev is None else clev
+    return f"(({src}) < ${block_run}$ ? {value} + 1 : 0)"
 
 
 def _kernel(dtype: str) -> WavefrontKernel:

@@ -4,6 +4,8 @@ spf error when the loop carries no dependence or one the inspector cannot order.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import spf
@@ -72,7 +74,10 @@ def test_the_coarse_pass_keeps_a_rows_levels_in_locals_stored_once() -> None:
     """Without push edges the pass updates each row's level, coarse level and work in
     locals private to the row loop and stores them once after the row's edges: the edges
     read only earlier rows' entries, and gcc cannot keep ``level[i]`` in a register across
-    reads of ``level[col[k]]``. The generated C declares the locals inside the row loop."""
+    reads of ``level[col[k]]``. The generated C declares the locals inside the row loop.
+    What a row stored, it also keeps in locals carried to the next row (declared before the
+    row loop), which an edge from the row before reads instead of the arrays: no wait on a
+    store-to-load forward from row to row."""
     from spf.analysis.executor import inspectors
     from spf.codegen import codegen
 
@@ -90,13 +95,30 @@ def test_the_coarse_pass_keeps_a_rows_levels_in_locals_stored_once() -> None:
     }
     writes = [s.source for s in insp.stmts if s.source.startswith(("$level$", "$clev$"))]
     assert writes == ["$level$(ip) = $level_run$;", "$clev$(ip) = $clev_run$;"]
+    carried = [s.source for s in insp.stmts if s.source.startswith(("$level_prev$", "$clev_prev$"))]
+    assert carried == ["$level_prev$ = $level_run$;", "$clev_prev$ = $clev_run$;"]
     code = codegen(insp, check=False)
+
+    def macro(body: str) -> str:  # the statement whose macro is ``body``
+        found = re.search(rf"#define (s\d+)\(ip(?:, k, j)?\) {re.escape(body)}\n", code)
+        assert found is not None, body
+        return found[1]
+
     loop = code.index("for (int64_t ip = 0; ip < N; ip++)")
+    assert code.index("int32_t level_prev[1] = {0};") < loop
+    from_prev = macro("level_run() = spf_max(level_run(), level_prev() + 1)")
+    near = macro("near_run() = 1")  # the edge from the row before says so itself
+    assert "near_run() == (ip)" not in code
     assert (
         loop
         < code.index("int32_t level_run[1] = {0};")
+        < code.index("if (ip >= col_k + 2)")  # an edge from before the row before: the arrays
         < code.index("s1(ip, k, col_k);")  # the first edge statement (s0: the block start)
-        < code.index("s9(ip);")  # the first store, after the edges and the block choice
+        < code.index("if (ip == col_k + 1)")  # an edge from the row before: the locals
+        < code.index(f"{from_prev}(ip, k, -1 + ip);")
+        < code.index(f"{near}(ip, k, -1 + ip);")
+        < code.index(f"{macro('level(ip) = level_run()')}(ip);")  # stored after the edges
+        < code.index(f"{macro('level_prev() = level_run()')}(ip);")  # kept for the next row
     )
 
 
