@@ -523,3 +523,24 @@ def test_interpret_rounds_the_argument_of_a_single_precision_function(tmp_path: 
     comp.compile(cache_dir=str(tmp_path))(a=want, b=b)
     comp.interpret(a=got, b=b)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("target", ["c", "cuda", "hls"])
+def test_abs_of_a_double_is_cs_on_every_target(target: str, tmp_path: Any) -> None:
+    """C converts a double passed to ``abs`` to ``int``; C++ (the CUDA and HLS targets) has
+    an ``abs(double)`` overload: the emulated CUDA kernel gave 1.7 where C, HLS and the
+    interpreter give 1. Every target now casts the argument as C converts it."""
+    comp = Computation("abs_all")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_data_space("b", "double", shape=("N",))
+    stmt = comp.add_stmt(Stmt("$a$(i) = abs($b$(i)) + labs($b$(i));", DOM1))
+    options: dict[str, Any] = {"cache_dir": str(tmp_path)}
+    if target == "cuda":
+        stmt.split("i", 4, "i0", "i1").gpu(("i0",), ("i1",))
+        options["emulate"] = True
+    b = np.array([1.7, -2.5, 3.0, -0.4, 0.0, 5.5, -6.6, 7.7])
+    got, want = np.zeros(8), np.zeros(8)
+    comp.compile(target=target, **options)(a=got, b=b)
+    comp.interpret(a=want, b=b)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(want, 2 * np.trunc(np.abs(b)))
