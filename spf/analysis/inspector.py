@@ -596,29 +596,34 @@ def _copy_declarations(ir: ComputationIR, into: ComputationIR) -> ComputationIR:
     return into
 
 
-def _with_source(domain: Set, its: tuple[str, ...], expr: str, name: str) -> str:
-    """``domain`` with one more iterator ``name = expr`` (text)."""
-    pieces = []
-    for piece in str(domain).split(" union "):
+def _domain_pieces(text: str, what: str) -> list[tuple[str, str | None]]:
+    """The pieces of the inspector domain ``text`` (``{[its] : constraints}`` joined by
+    ``union``) as (iterators, constraints or None); ``what`` says what the caller does with
+    them, for the error."""
+    pieces: list[tuple[str, str | None]] = []
+    for piece in text.split(" union "):
         m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
         if m is None:
-            raise InternalError(f"spf bug: cannot extend the inspector domain {domain}")
-        cons = f"{m.group(2)} && " if m.group(2) else ""
-        pieces.append(f"{{[{', '.join(its)}, {name}] : {cons}{name} = {expr}}}")
-    return " union ".join(pieces)
+            raise InternalError(f"spf bug: cannot {what} the inspector domain {text}")
+        pieces.append((m.group(1), m.group(2)))
+    return pieces
+
+
+def _with_source(domain: Set, its: tuple[str, ...], expr: str, name: str) -> str:
+    """``domain`` with one more iterator ``name = expr`` (text)."""
+    return " union ".join(
+        f"{{[{', '.join(its)}, {name}] : {f'{cons} && ' if cons else ''}{name} = {expr}}}"
+        for _, cons in _domain_pieces(str(domain), "extend")
+    )
 
 
 def with_constraint(text: str, constraint: str) -> str:
     """The set ``text`` (as :func:`edge_enumeration` writes it: pieces joined by ``union``)
     with ``constraint`` (over its iterators) added to every piece."""
-    pieces = []
-    for piece in text.split(" union "):
-        m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
-        if m is None:
-            raise InternalError(f"spf bug: cannot constrain the inspector domain {text}")
-        cons = f"{m.group(2)} && " if m.group(2) else ""
-        pieces.append(f"{{[{m.group(1)}] : {cons}{constraint}}}")
-    return " union ".join(pieces)
+    return " union ".join(
+        f"{{[{its}] : {f'{cons} && ' if cons else ''}{constraint}}}"
+        for its, cons in _domain_pieces(text, "constrain")
+    )
 
 
 def edge_enumeration(e: CarriedEdge) -> tuple[str, tuple[str, ...], str, str]:

@@ -799,22 +799,10 @@ class CudaPrinter(CPrinter):
             super().node(n)
 
     def _kernel_names(self, n: Node) -> set[str]:
-        """The names the kernels launched under ``n`` use."""
-        out: set[str] = set()
-        todo = [n]
-        while todo:
-            m = todo.pop()
-            if isinstance(m, For) and _gpu_kind(m) is not None:
-                out |= self._uses(self._names(m, host=False))
-            elif isinstance(m, Block):
-                todo += m.items
-            elif isinstance(m, If):
-                todo += [m.then] if m.orelse is None else [m.then, m.orelse]
-            elif isinstance(m, Merge):
-                todo += m.bodies()
-            elif isinstance(m, (For, Bind, Alloc)):
-                todo.append(m.body)
-        return out
+        """The names the kernels launched under ``n`` use (a gpu loop inside another's
+        names are among the outer one's)."""
+        kernels = [m for m in walk(n) if isinstance(m, For) and _gpu_kind(m) is not None]
+        return self._uses(set().union(*(self._names(m, host=False) for m in kernels)))
 
     def _host_alloc(self, n: Alloc) -> None:
         b = self._buffer(n.buffer)
@@ -1283,9 +1271,8 @@ class _KernelBuilder:
         if not b.private:
             self._decl(out, b)
             return
-        count = _static_count(b)
-        self.memory.declare(replace(b, scope="shared"), count)
-        out.line(f"__shared__ {b.ctype} {b.name}[{count}];")
+        count = _static_count(b)  # first: its errors name local memory
+        self._decl(out, replace(b, scope="shared"))
         tid = "(int64_t)threadIdx.x + (int64_t)blockDim.x * ((int64_t)threadIdx.y"
         tid += " + (int64_t)blockDim.y * (int64_t)threadIdx.z)"
         step = "(int64_t)blockDim.x * blockDim.y * blockDim.z"

@@ -1,12 +1,13 @@
 """Names the CUDA target's generated code takes for itself, refused at codegen.
 
 A ``.cu`` unit names CUDA's built-in variables (``threadIdx``, ``blockIdx``, ...), the
-runtime API of its host function (``cudaMalloc``, ``cudaMemcpy``, ``dim3``, ``snprintf``),
-``atomicAdd`` (atomic reductions) and its own kernels (``<function>_k0``, ...). A data
-space, UF, parameter, buffer, statement or loop of one of those names makes a macro or a
-variable that hides what the code means there: g++ (the emulator) or nvcc then failed with a
-compiler error, or, for a computation named ``cudaMalloc``, the emulator built what nvcc
-refuses. :func:`check_cuda_names` refuses them with the name, what it names and why.
+runtime API of its host function (``cudaMalloc``, ``cudaMemcpy``, ``dim3``; its
+``snprintf`` is reserved on every target), ``atomicAdd`` (atomic reductions) and its own
+kernels (``<function>_k0``, ...). A data space, UF, parameter, buffer, statement or loop of
+one of those names makes a macro or a variable that hides what the code means there: g++
+(the emulator) or nvcc then failed with a compiler error, or, for a computation named
+``cudaMalloc``, the emulator built what nvcc refuses. :func:`check_cuda_names` refuses them
+with the name, what it names and why.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 BUILT_INS = frozenset(["threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"])
 """CUDA's built-in variables."""
-HOST_NAMES = frozenset(["dim3", "uint3", "snprintf", "atomicAdd"])
+HOST_NAMES = frozenset(["dim3", "uint3", "atomicAdd"])
 """Types and functions the generated host code and kernels call (besides ``cuda*``)."""
 _RUNTIME = re.compile(r"cuda[A-Z]")
 """The CUDA runtime API's names (``cudaMalloc``, ``cudaSuccess``, ``cudaError_t``, ...)."""

@@ -888,8 +888,7 @@ def _to_params(iset: isl.Set, first: int, names: Sequence[str]) -> isl.Set:
 
 
 def _param_fact(fact: isl.Set, var: str) -> isl.Set:
-    fact = fact.move_dims(DT.param, fact.dim(DT.param), DT.set, 0, 1)
-    return fact.set_dim_name(DT.param, fact.dim(DT.param) - 1, var).params()
+    return _to_params(fact, 0, [var]).params()
 
 
 def _used_context(ctx: isl.Set, umap: isl.UnionMap) -> isl.Set:

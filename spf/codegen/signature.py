@@ -16,6 +16,8 @@ from spf.errors import CodegenError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    import islpy as isl
+
     from spf.analysis.preconditions import Precondition
     from spf.sets import UF, Set
     from spf.sets.facts import Fact
@@ -117,8 +119,6 @@ def uf_inner_extents(uf: UF) -> tuple[str, ...]:
     >>> uf_inner_extents(UF("g", arity=3, domain=box))
     ('2*W', '4')
     """
-    import islpy as isl
-
     if uf.arity == 1:
         return ()
     example = "domain='{[i, j]: 0 <= i < N && 0 <= j < W}'"
@@ -129,17 +129,9 @@ def uf_inner_extents(uf: UF) -> tuple[str, ...]:
     if uf.domain is None:
         raise CodegenError(f"{what}, which needs its extents: declare its domain, e.g. {example}")
     iset = uf.domain.body_iset()
-    n = iset.dim(isl.dim_type.set)
     out: list[str] = []
     for k in range(1, uf.arity):
-        one = iset.project_out(isl.dim_type.set, k + 1, n - k - 1).project_out(
-            isl.dim_type.set, 0, k
-        )
-        try:
-            pieces = one.dim_max(0).get_pieces()
-        except isl.Error:
-            pieces = []
-        text = _affine_text(pieces[0][1], 1) if len(pieces) == 1 else None
+        text = _axis_extent(iset, k)
         if text is None:
             raise CodegenError(
                 f"{what}; its declared domain {uf.domain} gives index {k} no upper bound that "
@@ -158,14 +150,18 @@ def uf_first_extent(uf: UF) -> str | None:
     >>> uf_first_extent(UF("rowptr", domain="{[i]: 0 <= i <= N}"))
     'N + 1'
     """
+    return None if uf.domain is None else _axis_extent(uf.domain.body_iset(), 0)
+
+
+def _axis_extent(iset: isl.Set, k: int) -> str | None:
+    """One more than the largest value of index ``k`` of ``iset`` as one affine expression of
+    the symbolic constants (text), or None where there is no such expression."""
     import islpy as isl
 
-    if uf.domain is None:
-        return None
-    iset = uf.domain.body_iset()
-    first = iset.project_out(isl.dim_type.set, 1, iset.dim(isl.dim_type.set) - 1)
+    n = iset.dim(isl.dim_type.set)
+    one = iset.project_out(isl.dim_type.set, k + 1, n - k - 1).project_out(isl.dim_type.set, 0, k)
     try:
-        pieces = first.dim_max(0).get_pieces()
+        pieces = one.dim_max(0).get_pieces()
     except isl.Error:
         return None
     return _affine_text(pieces[0][1], 1) if len(pieces) == 1 else None

@@ -12,13 +12,7 @@ from typing import Any, NoReturn
 
 from pycparser import c_ast  # type: ignore[import-untyped]
 
-from spf.clang import (
-    C_LATER_KEYWORDS,
-    CPP_KEYWORDS,
-    HEADER_MACROS,
-    LIBRARY_NAMES,
-    reserved_reason,
-)
+from spf.clang import SPF_PREFIXES, reserved_reason
 from spf.errors import ArityError, ParseError, UndeclaredError, VerifyError
 from spf.ir.source.accesses import _dedup, _reduction_form, _Use
 from spf.ir.source.index_text import _const, _itext
@@ -55,10 +49,6 @@ from spf.ir.source.vocab import (
     _VALUE_BINOPS,
     _where,
 )
-
-_NO_LOCAL = CPP_KEYWORDS | C_LATER_KEYWORDS | LIBRARY_NAMES
-"""Names no statement local may take (besides the headers' macros): C++ keywords, C's later
-keywords and the headers' functions and macros spf knows."""
 
 
 class _Converter:
@@ -257,9 +247,10 @@ class _Converter:
             raise VerifyError(f"{self.where}: local {name!r} has the name of a UF; rename it")
         if name in _FUNC_ARITY or name in _CONSTANTS:
             raise VerifyError(f"{self.where}: local {name!r} hides a C function; rename it")
-        if name in _NO_LOCAL or HEADER_MACROS.fullmatch(name):
+        why = reserved_reason(name)  # spf's own prefixes aside, which locals may take
+        if why is not None and not name.startswith(SPF_PREFIXES):
             # gcc took 'double new', g++ (HLS, CUDA) did not; a header's macro broke both
-            raise VerifyError(f"{self.where}: local {name!r} is {reserved_reason(name)}; rename it")
+            raise VerifyError(f"{self.where}: local {name!r} is {why}; rename it")
         if any(name == n for n, _ in self.locals):
             raise VerifyError(f"{self.where}: local {name!r} is declared twice; rename one")
         if name in self.names:
