@@ -382,12 +382,13 @@ class Scope:
     def _name(self, node: Any) -> str:
         name: str = node.name
         if name in self.aliases:
-            return _wrap(self.aliases[name])
+            return self._declared(name, self.aliases[name])
         if name in self.minmax:
-            return self.minmax[name][1]
+            return self._declared(name, self.minmax[name][1])
         if name in self.ivs and self.inductions is not None:
             index = self.in_index > 0
-            return _wrap(self.inductions.read(name, node, self.ivs, index=index, notation=False))
+            text = self.inductions.read(name, node, self.ivs, index=index, notation=False)
+            return self._declared(name, text)
         if name in self.iters or name in self.consts or name in self.fconsts:
             var = self.vars.get(name)
             if var is not None and not self.in_index and self._unsigned(name):
@@ -419,6 +420,19 @@ class Scope:
         raise self.fail(
             node, f"{name!r} is not declared", "declare it, #define it, or name it in params="
         )
+
+    def _declared(self, name: str, text: str) -> str:
+        """The value of integer local ``name``, which no statement computes (``int j =
+        col[k];``, ``k++``, ``int hi = min(a, b);``), read in a statement: ``text`` converted
+        to the local's C type as C's assignment converts it (``unsigned u = a[i];`` then
+        ``u / 2`` divides unsigned; ``long l = a[i];`` then ``l * c`` multiplies in 64 bits;
+        ``char c = 300;`` wraps). A subscript keeps the plain value: the analysis reads it
+        affinely and the bounds check proves it in range."""
+        var = self.vars.get(name)
+        if var is None or self.in_index:
+            return _wrap(text)
+        operand = text if re.fullmatch(r"[A-Za-z_]\w*|\d+", text) else f"({text})"
+        return f"(({var.base}){operand})"
 
     def _call(self, node: Any) -> str:
         if not isinstance(node.name, c_ast.ID):

@@ -530,3 +530,32 @@ def test_casts_and_unsigned_arithmetic_in_conditions_keep_c_meaning() -> None:
     conditions the generated C evaluates, with unsigned loop variables in their own type."""
     args = {"n": 7, "y": np.zeros(7), "z": np.zeros(7), "w": np.zeros(7)}
     same_as_gcc(CASTS_UNSIGNED, "casts", args)
+
+
+LOCAL_TYPES = """
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+void local_types(int n, const int a[n], double y[4 * n]) {
+  unsigned k = 0;
+  for (int i = 0; i < n; i++) {
+    unsigned u = a[i];
+    long l = a[i] * 1000000;
+    signed char c = a[i] * 40;
+    unsigned hi = MIN(i, 3);
+    y[4 * i] = u / 2;
+    y[4 * i + 1] = l * 3000 / 7;
+    y[4 * i + 2] = c + (hi - 4);
+    y[4 * k + 3] = k - 3;
+    k++;
+  }
+}
+"""
+
+
+def test_integer_locals_no_statement_computes_keep_their_c_type() -> None:
+    """An integer local bound to one value (``unsigned u = a[i];``), a min/max or an
+    induction variable has no statement; where a statement reads it, its value is converted
+    to the local's type as C's assignment converts it. The plain value read instead divided
+    ``u`` signed, multiplied ``l`` in 32 bits (it overflowed), never wrapped ``c`` to a
+    char and subtracted ``hi - 4`` and ``k - 3`` below zero instead of wrapping."""
+    args = {"n": 7, "a": np.arange(-3, 4, dtype=np.int32), "y": np.zeros(28)}
+    same_as_gcc(LOCAL_TYPES, "local_types", args)
