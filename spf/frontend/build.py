@@ -20,6 +20,7 @@ from spf.frontend.inline import inline_calls
 from spf.frontend.pointers import lower_derefs
 from spf.frontend.private import private_loops
 from spf.frontend.rewrite import identifiers, rename_reserved_locals
+from spf.frontend.scopes import rename_shadowing_locals
 from spf.frontend.survey import survey
 from spf.frontend.switch import lower_switches
 from spf.frontend.walk import Record, Walker
@@ -91,6 +92,7 @@ def translate(
         raise
     fn = function(src, function_name)
     inline_calls(src, fn)
+    rename_shadowing_locals(src.ast, fn)
     lower_switches(src, fn.body)
     lower_derefs(fn.body)
     types = Types(src)

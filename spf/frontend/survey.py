@@ -4,6 +4,7 @@ loop variables, how often each name is assigned, and which integer arrays serve 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +118,15 @@ def _visit(src: Source, types: Types, node: Any, found: _Found) -> None:
 def _declaration(src: Source, types: Types, node: Any, found: _Found) -> None:
     if isinstance(node.type, c_ast.FuncDecl):
         raise src.error(node, "function declarations inside the body are not supported")
+    if "static" in (node.storage or []) and "const" not in (node.quals or []):
+        name = re.sub(r"^_i[0-9]+_", "", node.name)  # an inlined callee's local: its C name
+        raise src.error(
+            node,
+            f"static local {name!r} keeps its value from one call to the next, which a "
+            "kernel's locals do not",
+            "declare it without static if every call starts afresh, or pass it as an array "
+            "parameter that carries the value between calls",
+        )
     var = types.var(node, "local")
     old = found.variables.get(var.name)
     if old is not None and old.role != "local":

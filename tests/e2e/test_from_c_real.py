@@ -559,3 +559,53 @@ def test_integer_locals_no_statement_computes_keep_their_c_type() -> None:
     char and subtracted ``hi - 4`` and ``k - 3`` below zero instead of wrapping."""
     args = {"n": 7, "a": np.arange(-3, 4, dtype=np.int32), "y": np.zeros(28)}
     same_as_gcc(LOCAL_TYPES, "local_types", args)
+
+
+SHADOWING = """
+#define N 6
+void shadowing(const double x[N], double y[N], double z[N]) {
+  double t = 1.0;
+  int k = 2;
+  for (int i = 0; i < N; i++) {
+    z[i] = t;
+    double t = x[i];
+    y[i] = t;
+    for (int j = 0; j < 2; j++) {
+      int k = j + 3;
+      z[k] += t;
+      for (int m = 0; m < 2; m++)
+        z[m] += 0.25;
+    }
+  }
+  y[0] += t;
+  z[k] += 0.5;
+}
+"""
+
+
+def test_a_local_shadowing_another_is_another_variable() -> None:
+    """A local declared in an inner block with the name of one in scope is a new variable:
+    the names were one data space, and ``y[0] += t`` after the loop read the inner ``t``'s
+    last value instead of 1.0. A loop ``i`` inside loop ``i`` is another loop (it was
+    refused)."""
+    args = {"x": np.arange(1.0, 7.0), "y": np.zeros(6), "z": np.zeros(6)}
+    same_as_gcc(SHADOWING, "shadowing", args)
+    inner_i = SHADOWING.replace("int m = 0; m < 2; m++", "int i = 0; i < 2; i++")
+    same_as_gcc(inner_i.replace("z[m] += 0.25", "z[i] += 0.25"), "shadowing", args)
+
+
+def test_a_static_local_that_keeps_a_value_between_calls_is_refused() -> None:
+    """A ``static`` local keeps its value from one call to the next; inlined, the callee's
+    counter restarted at every call (running sums 1, 2, 3 instead of 1, 3, 6). It is refused
+    where it is declared; a ``static const`` never changes and is imported."""
+    text = """
+static double running(double v) { static double acc = 0.0; acc += v; return acc; }
+void sums(int n, const double x[n], double y[n]) {
+  static const double half = 0.5;
+  for (int i = 0; i < n; i++) y[i] = running(x[i]) * half;
+}
+"""
+    with pytest.raises(spf.ParseError, match=r"line 2, column 49: static local 'acc'"):
+        spf.from_c(text, function="sums")
+    constant = text.replace("running(x[i])", "x[i]")
+    same_as_gcc(constant, "sums", {"n": 3, "x": np.ones(3), "y": np.zeros(3)})

@@ -49,6 +49,7 @@ HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i,
         ("  for (i = 0; i < n; i++) y[i] = x[i][0];\n", "subscript", 3),
         ("  for (i = 0; i < n; i++) y[i] = z;\n", "'z' is not declared", 3),
         ("  y[0] = x[0] +;\n", "syntax error", 3),
+        ("  static double acc = 0.0;\n  acc += x[0];\n  y[0] = acc;\n", "static local 'acc'", 3),
     ],
 )
 def test_unsupported_constructs_raise_parse_error_with_position(
