@@ -69,7 +69,7 @@ class Scope:
     inductions: Inductions | None = None
     in_index: int = 0  # > 0 while rendering a subscript of a statement source
     conds: str = ""  # the enclosing loops' and ifs' affine constraints (set text)
-    floor_division: bool = False  # a loop bound: '/' read as floor, unchecked (docs/import_c.md)
+    in_bound: bool = False  # a loop condition: a quotient C truncates is a min/max tree
     facts: list[tuple[str, Any]] = field(default_factory=list)  # dividends >= 0 assumed
 
     def data(self, name: str) -> bool:
@@ -164,7 +164,7 @@ class Scope:
             q = abs(lv) // rv * (1 if lv >= 0 else -1)
             value = q if node.op == "/" else lv - rv * q
             return str(value), value
-        if not self.floor_division and not self._nonnegative(lt, node):
+        if not self._nonnegative(lt, node):
             raise NotAffineError(
                 node,
                 f"C's '{node.op}' truncates toward zero, which spf's floor and modulo match "
@@ -281,6 +281,8 @@ class Scope:
             if len(args) != 2:
                 raise NotAffineError(node, f"{kind} takes two arguments")
             return kind, [self.tree(a) for a in args]
+        if self.in_bound and isinstance(node, c_ast.BinaryOp) and node.op == "/":
+            return self._quotient(node)
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-"):
             left, right = self.tree(node.left), self.tree(node.right)
             if isinstance(left, str) and isinstance(right, str):
@@ -290,6 +292,17 @@ class Scope:
             inner = self.tree(node.expr)
             return self.affine(node) if isinstance(inner, str) else _combine("0", "-", inner)
         return self.affine(node)
+
+    def _quotient(self, node: Any) -> Tree:
+        """C's ``e / c`` in a loop bound, exactly: ``floor(e/c)`` where ``e >= 0`` is proved,
+        else the quotient truncated toward zero, ``max(floor(e/c), min(ceil(e/c), 0))``
+        (floor for ``e >= 0``, ceil below), which bounds take as a conjunction or disjunction
+        (``i < (n - 12) / 2`` with ``n = 9`` runs to ``i = -2`` as in C, not ``-3``)."""
+        (lt, lv), (_, rv) = self._aff(node.left), self._aff(node.right)
+        if rv is None or rv <= 0 or lv is not None or self._proved(lt):
+            return self.affine(node)
+        down = f"floor(({lt})/{rv})"
+        return "max", [down, ("min", [f"floor(({lt} + {rv - 1})/{rv})", "0"])]
 
     # ---------- statement-source text ----------
 

@@ -489,7 +489,7 @@ class Walker:
                     )
                 bounded = True
             try:
-                s.floor_division = True  # docs/import_c.md: a bound's '/' floors
+                s.in_bound = True  # docs/import_c.md: C's quotients, exactly
                 out.append(s.cond(p))
             except NotAffineError as err:
                 raise self.fail(
@@ -499,7 +499,7 @@ class Walker:
                     "arrays (rowptr[i]) and min/max",
                 ) from None
             finally:
-                s.floor_division = False
+                s.in_bound = False
         if not bounded:
             raise self.fail(node.cond, f"loop {it!r}: the condition does not bound {it}")
         return out

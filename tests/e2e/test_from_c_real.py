@@ -609,3 +609,38 @@ void sums(int n, const double x[n], double y[n]) {
         spf.from_c(text, function="sums")
     constant = text.replace("running(x[i])", "x[i]")
     same_as_gcc(constant, "sums", {"n": 3, "x": np.ones(3), "y": np.zeros(3)})
+
+
+BOUND_QUOTIENTS = """
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+void quotients(int n, const double v[n], double y[n + 9], double z[n + 9], double w[n + 9]) {
+  for (int t = 0; t <= (n - 1) / 4; t++)
+    y[t] += 1.0;
+  for (int i = 0; i < n; i++)
+    for (int j = -4; j < (i - 3) / 2; j++)
+      z[j + 4] += i;
+  for (int i = n; i > (n - 9) / 2; i--)
+    w[i + 4] += 1.0;
+  for (int i = -5; i < MIN((n - 9) / 2, 3) + 1; i++)
+    w[i + 5] += 10.0;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 9])
+def test_quotients_in_loop_bounds_truncate_as_c_does(n: int) -> None:
+    """A loop condition's ``e / c`` is C's quotient, truncated toward zero, also where ``e``
+    may be negative: floor read it before, so the tile loop ``t <= (n - 1) / 4`` ran no
+    iteration for n = 0 (C runs t = 0) and ``j < (i - 3) / 2`` one fewer for i < 3."""
+    args = {"n": n, "v": np.zeros(n), "y": np.zeros(n + 9), "z": np.zeros(n + 9),
+            "w": np.zeros(n + 9)}  # fmt: skip
+    same_as_gcc(BOUND_QUOTIENTS, "quotients", args)
+
+
+def test_a_remainder_in_a_loop_bound_that_may_be_negative_is_refused() -> None:
+    text = """void f(int n, double y[n]) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < (i - 5) % 3 + 2; j++) y[i] += 1.0;
+}"""
+    with pytest.raises(spf.ParseError, match=r"line 3, column 26: loop 'j': its bound .*'%'"):
+        spf.from_c(text)
