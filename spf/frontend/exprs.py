@@ -64,6 +64,7 @@ class Scope:
     aliases: dict[str, str] = field(default_factory=dict)
     bound_only: set[str] = field(default_factory=set)  # aliases assigned in a block, not data
     pointers: dict[str, PointerAlias] = field(default_factory=dict)  # double *p = &a[k];
+    pointer_roots: dict[str, str] = field(default_factory=dict)  # every pointer's array
     minmax: dict[str, tuple[Tree, str]] = field(default_factory=dict)  # int hi = min(n, i+32);
     ivs: dict[str, State] = field(default_factory=dict)  # induction variables (k++) here
     inductions: Inductions | None = None

@@ -4,7 +4,6 @@ loop variables, how often each name is assigned, and which integer arrays serve 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +11,7 @@ from spf.frontend.cparse import Source, c_ast, error_at, nodes
 from spf.frontend.decls import Types, Var, is_integer
 from spf.frontend.exprs import Scope
 from spf.frontend.pointers import root, roots
+from spf.frontend.rewrite import c_name
 
 _INCREMENTS = ("p++", "p--", "++", "--")
 
@@ -61,6 +61,7 @@ def survey(
         if n in variables and not is_integer(variables[n].base):
             raise src.error(variables[n].node, f"ufs= names {n!r}, which is not an integer array")
     scope = Scope(src, types, variables, consts, fconsts, ufs, found.iterators)
+    scope.pointer_roots = roots(found.pointer_of)
     return scope, written
 
 
@@ -119,7 +120,7 @@ def _declaration(src: Source, types: Types, node: Any, found: _Found) -> None:
     if isinstance(node.type, c_ast.FuncDecl):
         raise src.error(node, "function declarations inside the body are not supported")
     if "static" in (node.storage or []) and "const" not in (node.quals or []):
-        name = re.sub(r"^_i[0-9]+_", "", node.name)  # an inlined callee's local: its C name
+        name = c_name(node.name)  # an inlined callee's local: its C name
         raise src.error(
             node,
             f"static local {name!r} keeps its value from one call to the next, which a "

@@ -13,7 +13,7 @@ from spf.frontend.exprs import NotAffineError, Scope, Tree
 from spf.frontend.increments import increment
 from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
 from spf.frontend.pointers import PointerAlias, bind
-from spf.frontend.rewrite import located
+from spf.frontend.rewrite import c_name, located
 from spf.frontend.steps import symbolic_step
 
 _UNSUPPORTED = {
@@ -558,19 +558,29 @@ class Walker:
         return self.block(items, ctx, counter)
 
     def _check_guard(self, node: Any, ctx: _Ctx) -> None:
-        read = {n.name for n in nodes(node.cond) if isinstance(n, c_ast.ID)}
+        """A data-dependent ``if`` around loops guards each statement inside, so it must
+        mean the same for all of them: nothing under it may write what it reads (also
+        through a pointer alias, ``q = &x[0]; if (q[0] > 0) for (...) x[i] = -x[i];``)."""
+        into = self.scope.pointer_roots
+        read = {into.get(n.name, n.name) for n in nodes(node.cond) if isinstance(n, c_ast.ID)}
         for sub in nodes(node):
             if isinstance(sub, c_ast.Assignment):
                 base = sub.lvalue
-                while isinstance(base, c_ast.ArrayRef):
-                    base = base.name
-                if isinstance(base, c_ast.ID) and base.name in read:
-                    raise self.fail(
-                        sub,
-                        f"{base.name!r} is written under a data-dependent "
-                        "condition that reads it, around a loop",
-                        "compute the condition into a variable first",
-                    )
+            elif isinstance(sub, c_ast.UnaryOp) and sub.op in ("p++", "p--", "++", "--"):
+                base = sub.expr
+            else:
+                continue
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            target = into.get(base.name, base.name) if isinstance(base, c_ast.ID) else None
+            if target in read:
+                through = f" (through pointer {c_name(base.name)!r})" if target != base.name else ""
+                raise self.fail(
+                    sub,
+                    f"{target!r} is written{through} under a data-dependent condition that "
+                    "reads it, around a loop",
+                    "compute the condition into a variable first",
+                )
 
     def render_if(self, cond: str, node: Any, ctx: _Ctx) -> str:
         """One statement holding the whole (loop-free) ``if``/``else`` block."""

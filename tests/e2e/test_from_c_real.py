@@ -644,3 +644,29 @@ def test_a_remainder_in_a_loop_bound_that_may_be_negative_is_refused() -> None:
 }"""
     with pytest.raises(spf.ParseError, match=r"line 3, column 26: loop 'j': its bound .*'%'"):
         spf.from_c(text)
+
+
+GUARDED_CALL = """
+static void negate(int n, double *v) { for (int i = 0; i < n; i++) v[i] = -v[i]; }
+#define N 5
+void guarded(double x[N]) {
+  if (x[0] > 0.0) negate(N, x);
+}
+"""
+
+
+def test_a_data_guard_around_loops_that_write_what_it_reads_through_a_pointer_is_refused() -> None:
+    """An ``if`` that reads data, around loops, guards each statement inside: a write to
+    what it reads made the later iterations see another condition. The check missed writes
+    through a pointer alias (an inlined callee's array parameter: only ``x[0]`` was negated)
+    and reads through one; the same code with the condition in a variable runs as C does."""
+    with pytest.raises(
+        spf.ParseError, match=r"line 2, column 68: 'x' is written \(through pointer 'v'\)"
+    ):
+        spf.from_c(GUARDED_CALL, function="guarded")
+    aliased = "void g(int n, double x[n]) {\n  double *q = &x[0];\n" \
+              "  if (q[0] > 0.0) for (int i = 0; i < n; i++) x[i] = -x[i];\n}\n"  # fmt: skip
+    with pytest.raises(spf.ParseError, match=r"line 3, column 47: 'x' is written under"):
+        spf.from_c(aliased)
+    fixed = GUARDED_CALL.replace("if (x[0] > 0.0)", "int pos = x[0] > 0.0;\n  if (pos)")
+    same_as_gcc(fixed, "guarded", {"x": np.arange(1.0, 6.0)})
