@@ -75,6 +75,13 @@ class Walker:
         items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
         if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
             items = items[:-1]
+        elif items and isinstance(items[-1], c_ast.Return):
+            raise self.fail(
+                items[-1],
+                "the function returns a value, which a kernel does not return",
+                "write the result into an array parameter (double out[1]; ... out[0] = s;) "
+                "and make the function void",
+            )
         unset = State(None, "is read before it is given a value")
         names = sorted(self.inductions.names) if self.inductions is not None else []
         self.block(items, _Ctx(ivs=tuple((n, unset) for n in names)), [0])

@@ -232,3 +232,11 @@ def test_pointers_that_move_or_point_nowhere_affine_are_refused(
         spf.from_c(HEAD + f"  {body}\n}}\n", shapes={"rp": ("n",)})
     assert words in str(info.value), str(info.value)
     assert f"line 3, column {column}:" in str(info.value), str(info.value)
+
+
+def test_a_function_that_returns_a_value_is_refused_as_such() -> None:
+    """The final ``return s;`` of the imported function was called "an early return"."""
+    text = "double dot(int n, double x[n]) {\n  double s = 0.0;\n" \
+           "  for (int i = 0; i < n; i++) s += x[i];\n  return s;\n}\n"  # fmt: skip
+    with pytest.raises(spf.ParseError, match=r"line 4, column 3: the function returns a value"):
+        spf.from_c(text)
