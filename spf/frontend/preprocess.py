@@ -32,6 +32,7 @@ class Macro:
     name: str
     params: tuple[str, ...] | None
     body: str
+    written: str | None = None  # the body as written, where ``body`` is a min/max rewrite
 
 
 _BUILTIN = {
@@ -124,7 +125,8 @@ class _Expander:
             raise self.fail(f"#define {name}: macro parameters must be names", at)
         picked = _min_max(params, body)
         if picked is not None:
-            body = f"{picked}({params[0]}, {params[1]})"
+            self.macros[name] = Macro(name, params, f"{picked}({params[0]}, {params[1]})", body)
+            return
         self.macros[name] = Macro(name, params, body)
 
     def expand(
@@ -211,9 +213,10 @@ class _Expander:
             word = m.group()
             return f"({table[word]})" if word in table else word
 
-        body = _IDENT.sub(one, macro.body)
+        if macro.written is not None and any("++" in a or "--" in a for a in args):
+            return _IDENT.sub(one, macro.written)  # MIN(k++, 3) may increment k twice, as in C
         # min/max rewrites keep their own parentheses
-        return body
+        return _IDENT.sub(one, macro.body)
 
 
 def _directive(exp: _Expander, word: str, rest: str, at: int, live: list[bool]) -> None:

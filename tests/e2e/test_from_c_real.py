@@ -670,3 +670,44 @@ def test_a_data_guard_around_loops_that_write_what_it_reads_through_a_pointer_is
         spf.from_c(aliased)
     fixed = GUARDED_CALL.replace("if (x[0] > 0.0)", "int pos = x[0] > 0.0;\n  if (pos)")
     same_as_gcc(fixed, "guarded", {"x": np.arange(1.0, 6.0)})
+
+
+UNUSED_ARGUMENT = """
+static double zero(double a) { return 0.0; }
+#define N 6
+void unused(const double x[2 * N], double y[2 * N]) {
+  int k = 0;
+  for (int i = 0; i < N; i++) {
+    y[i] = zero(x[k++]);
+    y[k] += 1.0;
+  }
+}
+"""
+
+
+def test_an_argument_that_increments_runs_once_whatever_the_callee_does_with_it() -> None:
+    """A function that only returns an expression is substituted at its call, each parameter
+    replaced by its argument: an argument with ``k++`` was dropped where the parameter is
+    unused (and would be repeated where it is used twice). Such a call is inlined as a
+    statement call instead, its argument evaluated once; ``MIN(k++, 3)``, which C evaluates
+    with ``k++`` up to twice, is the macro as written (and refused: ``k`` is read twice)."""
+    same_as_gcc(UNUSED_ARGUMENT, "unused", {"x": np.arange(12.0), "y": np.zeros(12)})
+    twice = UNUSED_ARGUMENT.replace("y[i] = zero(x[k++]);", "y[MIN(k++, 3)] += 1.0;")
+    with pytest.raises(spf.ParseError, match="'k' is incremented and used again"):
+        spf.from_c("#define MIN(a, b) ((a) < (b) ? (a) : (b))\n" + twice, function="unused")
+
+
+MIN_TARGET = """
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define N 9
+void clamp_sum(const double x[N], double y[N]) {
+  for (int i = 0; i < N; i++)
+    y[MIN(i, 3)] += x[i];
+}
+"""
+
+
+def test_an_update_of_an_element_chosen_by_min_compiles() -> None:
+    """``y[MIN(i, 3)] += x[i]`` imported; code generation read the target's subscript as a
+    set and failed on ``min`` ("'min' cannot be used as a function name", no position)."""
+    same_as_gcc(MIN_TARGET, "clamp_sum", {"x": np.arange(9.0), "y": np.zeros(9)})
