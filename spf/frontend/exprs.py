@@ -366,6 +366,10 @@ class Scope:
         except NotAffineError:
             return  # a data-dependent subscript: no affine reading to disagree with
         if not self._nonnegative(dividend, node):
+            if "@" in dividend:  # an induction variable's pending part: show the C instead
+                from pycparser.c_generator import CGenerator  # type: ignore[import-untyped]
+
+                dividend = CGenerator().visit(node.left)
             raise self.fail(
                 node,
                 f"'{node.op}' in a subscript with a dividend {dividend} that may be negative: "
