@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
+from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.codegen.program import BufferDecl
@@ -28,7 +29,9 @@ def place_private_locals(ir: ComputationIR, body: Node) -> tuple[Node, tuple[Buf
         pos = private_position(ir, name)
         if pos is None:
             continue  # no statement uses it
-        body = _wrap(body, pos, frozenset(s.name for s in users(ir, name)), name)
+        stmts = frozenset(s.name for s in users(ir, name))
+        body = _wrap(body, pos, stmts, name)
+        _check_declared(body, stmts, name, ds.private)
         decls.append(
             BufferDecl(
                 name=name,
@@ -41,6 +44,37 @@ def place_private_locals(ir: ComputationIR, body: Node) -> tuple[Node, tuple[Buf
             )
         )
     return body, tuple(decls)
+
+
+def _check_declared(n: Node, stmts: frozenset[str], local: str, loop: str) -> None:
+    """Every statement of ``stmts`` runs where ``local`` is declared: isl takes an instance
+    at a single value of the loop out of it (``if (n >= 1) s1(0);`` before ``for (i ...)``
+    when ``s1`` runs at ``i = 0`` only), and that instance would use no copy (the C did
+    not compile) or another one than the loop's iteration 0."""
+    outside = sorted({c.stmt for c in _outside(n, stmts, local)})
+    if outside:
+        raise CodegenError(
+            f"private local {local!r}: statement(s) {', '.join(outside)} run outside loop "
+            f"{loop!r} in the generated code (isl took their only iteration of {loop!r} out "
+            f"of the loop), so they cannot share the copy of that iteration; declare {local!r} "
+            f"without private= (one copy for the whole loop), or give those statements a range "
+            f"of {loop!r} rather than a single value"
+        )
+
+
+def _outside(n: Node, stmts: frozenset[str], local: str) -> list[Call]:
+    if isinstance(n, Alloc) and n.buffer == local:
+        return []
+    if isinstance(n, Call):
+        return [n] if n.stmt in stmts else []
+    if isinstance(n, Block):
+        return [c for item in n.items for c in _outside(item, stmts, local)]
+    if isinstance(n, (For, Bind, Alloc)):
+        return _outside(n.body, stmts, local)
+    if isinstance(n, If):
+        other = [] if n.orelse is None else _outside(n.orelse, stmts, local)
+        return _outside(n.then, stmts, local) + other
+    return [c for c in walk(n) if isinstance(c, Call) and c.stmt in stmts]  # a Merge
 
 
 def _has(n: Node, stmts: frozenset[str]) -> bool:

@@ -711,3 +711,30 @@ def test_an_update_of_an_element_chosen_by_min_compiles() -> None:
     """``y[MIN(i, 3)] += x[i]`` imported; code generation read the target's subscript as a
     set and failed on ``min`` ("'min' cannot be used as a function name", no position)."""
     same_as_gcc(MIN_TARGET, "clamp_sum", {"x": np.arange(9.0), "y": np.zeros(9)})
+
+
+BOUNDARY = """
+#define N 7
+void differences(const double x[N], double y[N], double z[N]) {
+  double t;
+  for (int i = 0; i < N; i++) {
+    if (i == 0) t = x[0]; else t = x[i] - x[i - 1];
+    y[i] = t;
+  }
+  for (int i = 0; i < N; i++) {
+    double u;
+    if (i > 0) u = 2.0 * x[i]; else u = -1.0;
+    z[i] = u;
+  }
+}
+"""
+
+
+def test_a_local_written_at_one_iteration_only_by_some_statement_compiles() -> None:
+    """``if (i == 0) t = ...; else t = ...;`` with ``t`` private to loop ``i``: code
+    generation took ``t = x[0]`` (one iteration) out of the loop, before the loop that
+    declares ``t``, and gcc refused the kernel. Such a local stays shared (as in the C)."""
+    comp = same_as_gcc(BOUNDARY, "differences",
+                       {"x": np.arange(7.0) ** 2, "y": np.zeros(7), "z": np.zeros(7)})  # fmt: skip
+    assert comp.data_spaces["t"].private is None
+    assert comp.data_spaces["u"].private is None
