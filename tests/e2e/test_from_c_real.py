@@ -738,3 +738,21 @@ def test_a_local_written_at_one_iteration_only_by_some_statement_compiles() -> N
                        {"x": np.arange(7.0) ** 2, "y": np.zeros(7), "z": np.zeros(7)})  # fmt: skip
     assert comp.data_spaces["t"].private is None
     assert comp.data_spaces["u"].private is None
+
+
+PIECES = """
+void pieces(int n, const double x[n + 8], double y[n + 8]) {
+  for (int i = 0; i < (n - 12) / 3 + 4; i++) {
+    double t = x[i] * 2.0;
+    y[i] += t;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 8, 20])
+def test_a_private_local_in_a_loop_whose_last_iteration_is_scanned_apart(n: int) -> None:
+    """C's quotient in the bound is a max: isl scans the loop's last iteration for some n
+    apart from the loop, and that piece needs its own copy of the private ``t`` (gcc
+    refused the generated C before); floor read the bound one iteration short for n = 1."""
+    same_as_gcc(PIECES, "pieces", {"n": n, "x": np.arange(n + 8.0), "y": np.zeros(n + 8)})
