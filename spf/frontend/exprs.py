@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from spf.clang import C_PREC, MATH_1, MATH_2
 from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
-from spf.frontend.cparse import Source, c_ast
+from spf.frontend.cparse import Source, c_ast, nodes
 from spf.frontend.pointers import PointerAlias, resolve_partial
 from spf.frontend.rewrite import located
 
@@ -71,6 +71,8 @@ class Scope:
     in_index: int = 0  # > 0 while rendering a subscript of a statement source
     conds: str = ""  # the enclosing loops' and ifs' affine constraints (set text)
     in_bound: bool = False  # a loop condition: a quotient C truncates is a min/max tree
+    rendering: bool = False  # inside value(): the expression's own flags below hold
+    unsigned_mix: bool = False  # the expression being rendered mixes in unsigned values
     facts: list[tuple[str, Any]] = field(default_factory=list)  # dividends >= 0 assumed
 
     def data(self, name: str) -> bool:
@@ -120,6 +122,8 @@ class Scope:
 
     def _aff_name(self, node: Any) -> str:
         name = node.name
+        if name in self.aliases or name in self.minmax or name in self.ivs:
+            self._exact_type(node)
         if name in self.aliases:
             return _wrap(self.aliases[name])
         if name in self.minmax:
@@ -275,6 +279,7 @@ class Scope:
     def tree(self, node: Any) -> Tree:
         """Affine text, or ``(kind, parts)`` for a min/max lifted out of sums."""
         if isinstance(node, c_ast.ID) and node.name in self.minmax:
+            self._exact_type(node)
             return self.minmax[node.name][0]
         kind = _min_max(node)
         if kind is not None:
@@ -310,8 +315,31 @@ class Scope:
     def value(self, node: Any, outer: int = 0) -> str:
         """Statement-source text of expression ``node`` (parenthesized when its precedence is
         below ``outer``)."""
-        text, prec = self._val(node)
+        if self.rendering:
+            text, prec = self._val(node)
+        else:  # an expression of its own: C's conversions depend on whether it mixes unsigned
+            self.rendering, self.unsigned_mix = True, self._has_unsigned(node)
+            try:
+                text, prec = self._val(node)
+            finally:
+                self.rendering = self.unsigned_mix = False
         return f"({text})" if prec < outer else text
+
+    def _has_unsigned(self, node: Any) -> bool:
+        """Whether ``node`` reads an unsigned variable or array, or has an unsigned literal or
+        cast: then an ``int`` loop variable or parameter, which the generated code holds in
+        64 bits, is read as an ``int``, so that C converts it to unsigned as the C does
+        (``(i - i) * t > -1`` with ``unsigned t`` compares unsigned)."""
+        for n in nodes(node):
+            if isinstance(n, c_ast.ID) and n.name in self.vars:
+                if self.vars[n.name].base.startswith("uint"):
+                    return True
+            elif isinstance(n, c_ast.Constant) and n.type in ("int", "unsigned int", "long"):
+                if "u" in n.value.lower().lstrip("0x"):
+                    return True
+            elif isinstance(n, c_ast.Cast) and self.types.cast_type(n.to_type).startswith("uint"):
+                return True
+        return False
 
     def _val(self, node: Any) -> tuple[str, int]:
         if isinstance(node, c_ast.Constant):
@@ -408,10 +436,7 @@ class Scope:
             text = self.inductions.read(name, node, self.ivs, index=index, notation=False)
             return self._declared(name, text)
         if name in self.iters or name in self.consts or name in self.fconsts:
-            var = self.vars.get(name)
-            if var is not None and not self.in_index and self._unsigned(name):
-                return f"(({var.base}){name})"  # the generated loops count in int64_t
-            return name
+            return self._counter(name)
         if name in self.iterators:
             raise self.fail(
                 node,
@@ -438,6 +463,30 @@ class Scope:
         raise self.fail(
             node, f"{name!r} is not declared", "declare it, #define it, or name it in params="
         )
+
+    def _counter(self, name: str) -> str:
+        """A loop variable or parameter in a statement: the generated code holds integer ones
+        in ``int64_t``, so one declared unsigned, or ``int`` in an expression that mixes in
+        unsigned values (C converts the ``int`` to unsigned), is read in its C type."""
+        var = self.vars.get(name)
+        if var is None or self.in_index or name in self.fconsts:
+            return name
+        if self._unsigned(name) or (
+            self.unsigned_mix and var.base in ("int32_t", "int16_t", "int8_t")
+        ):
+            return f"(({var.base}){name})"
+        return name
+
+    def _exact_type(self, node: Any) -> None:
+        """An integer local no statement computes is its affine value in sets only where its
+        C type keeps that value (signed, 32 or 64 bits): an unsigned or narrower local
+        wraps, and C compares it as its type does (``unsigned t = -2; if (t < a[i])`` is
+        false), so the condition stays one the generated C evaluates."""
+        var = self.vars.get(node.name)
+        if var is not None and var.base not in ("int32_t", "int64_t"):
+            raise NotAffineError(
+                node, f"{node.name!r} is {var.base}, whose arithmetic wraps, not an integer"
+            )
 
     def _declared(self, name: str, text: str) -> str:
         """The value of integer local ``name``, which no statement computes (``int j =

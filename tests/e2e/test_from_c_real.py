@@ -756,3 +756,24 @@ def test_a_private_local_in_a_loop_whose_last_iteration_is_scanned_apart(n: int)
     apart from the loop, and that piece needs its own copy of the private ``t`` (gcc
     refused the generated C before); floor read the bound one iteration short for n = 1."""
     same_as_gcc(PIECES, "pieces", {"n": n, "x": np.arange(n + 8.0), "y": np.zeros(n + 8)})
+
+
+UNSIGNED_MIX = """
+void mix(int n, const int a[n], const double x[n], double y[n], double z[n]) {
+  for (int i = 0; i < n; i++) {
+    unsigned w = x[i] > 0.5;
+    y[i] = (i - 3) * w + n * w;
+    unsigned t = -2;
+    if (t < a[i]) z[i] = 1.0;
+  }
+}
+"""
+
+
+def test_int_loop_variables_and_unsigned_locals_convert_as_c_converts_them() -> None:
+    """The generated code counts in 64 bits: ``(i - 3) * w`` with ``unsigned w`` was a
+    signed product (C converts ``i - 3`` to unsigned: 4294967293 for i = 0); an unsigned
+    local bound to a constant was compared as the integer -2 (C compares it unsigned)."""
+    args = {"n": 6, "a": np.array([-5, 0, 3, -1, 7, 2], np.int32), "x": np.full(6, 0.75),
+            "y": np.zeros(6), "z": np.zeros(6)}  # fmt: skip
+    same_as_gcc(UNSIGNED_MIX, "mix", args)
