@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from spf.clang import C_PREC, MATH_1, MATH_2
 from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
-from spf.frontend.cparse import Source, c_ast, nodes
+from spf.frontend.cparse import Source, c_ast, c_integer, nodes
 from spf.frontend.pointers import PointerAlias, resolve_partial
 from spf.frontend.rewrite import located
 
@@ -100,7 +100,9 @@ class Scope:
             m = _INT.fullmatch(node.value) if node.type in ("int", "long", "unsigned int") else None
             if m is None:
                 raise NotAffineError(node, f"{node.value} is not an integer")
-            value = int(m.group(1), 0)
+            value = c_integer(m.group(1))
+            if value is None:
+                raise NotAffineError(node, f"{node.value} is not an integer")
             return str(value), value
         if isinstance(node, c_ast.ID):
             return self._aff_name(node), None
@@ -110,6 +112,8 @@ class Scope:
                 raise NotAffineError(node, f"a cast to {to} changes the value's arithmetic")
             return self._aff(node.expr)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
+            if _unsigned_literal(node.expr):
+                raise NotAffineError(node, f"-{node.expr.value} wraps (an unsigned constant)")
             text, sub = self._aff(node.expr)
             if node.op == "+":
                 return text, sub
@@ -146,6 +150,9 @@ class Scope:
         return f"{name}({args})", None
 
     def _aff_binary(self, node: Any) -> tuple[str, int | None]:
+        for side in (node.left, node.right):
+            if _unsigned_literal(side):  # -1 / 3u is 1431655765 in C
+                raise NotAffineError(side, f"{side.value} is unsigned: C's arithmetic wraps")
         (lt, lv), (rt, rv) = self._aff(node.left), self._aff(node.right)
         both = lv is not None and rv is not None
         if node.op == "+":
@@ -262,7 +269,13 @@ class Scope:
     def compare(self, left: Any, op: str, right: Any, node: Any) -> Cond:
         """``left op right``; ``min``/``max`` anywhere in a sum (``min(a, b) - 1``, nested
         calls) become conjunctions or disjunctions of comparisons."""
-        return self._cmp(self.tree(left), op, self.tree(right), node)
+        lt, rt = self.tree(left), self.tree(right)
+        for literal, other in ((left, rt), (right, lt)):
+            if _unsigned_literal(literal) and not (isinstance(other, str) and self._proved(other)):
+                raise NotAffineError(  # i - 2 < 3u compares unsigned: false for i < 2
+                    literal, f"{literal.value} is unsigned: C compares the other side unsigned"
+                )
+        return self._cmp(lt, op, rt, node)
 
     def _cmp(self, left: Tree, op: str, right: Tree, node: Any) -> Cond:
         if isinstance(right, tuple):
@@ -514,6 +527,14 @@ class Scope:
                 "only math.h functions (sqrt, exp, fabs, pow, ...) and min/max may be called",
             )
         return f"{spf_name}({', '.join(self.value(a) for a in args)})"
+
+
+def _unsigned_literal(node: Any) -> bool:
+    return (
+        isinstance(node, c_ast.Constant)
+        and node.type in ("int", "unsigned int", "long", "unsigned long")
+        and "u" in node.value.lower().lstrip("0x").lstrip("0123456789abcdef")
+    )
 
 
 def _factor(text: str) -> str:

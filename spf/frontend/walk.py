@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spf.frontend.conds import Cmp, Cond, conj, domain_text, negate
-from spf.frontend.cparse import c_ast, nodes
+from spf.frontend.cparse import c_ast, c_integer, nodes
 from spf.frontend.exprs import NotAffineError, Scope, Tree
 from spf.frontend.increments import increment
 from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
@@ -359,6 +359,7 @@ class Walker:
                 "(rowptr[i]) and min/max",
             ) from None
         conds: list[Cond] = [start]
+        s.conds = domain_text([*ctx.conds, start])  # the bounds' proofs know where it starts
         conds.extend(self._bounds(node, it, step, s))
         if abs(step) > 1:
             if not isinstance(start, Cmp):
@@ -622,10 +623,7 @@ class Walker:
 
 def _literal(node: Any) -> int | None:
     if isinstance(node, c_ast.Constant) and node.type == "int":
-        try:
-            return int(node.value.rstrip("uUlL"), 0)
-        except ValueError:
-            return None
+        return c_integer(node.value)
     return None
 
 
@@ -686,5 +684,5 @@ def _int_constant(node: Any) -> int | None:
         inner = _int_constant(node.expr)
         return None if inner is None else -inner
     if isinstance(node, c_ast.Constant) and node.type == "int" and node.value.isdigit():
-        return int(node.value)
+        return c_integer(node.value)  # 010 is 8
     return None

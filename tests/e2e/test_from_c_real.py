@@ -777,3 +777,25 @@ def test_int_loop_variables_and_unsigned_locals_convert_as_c_converts_them() -> 
     args = {"n": 6, "a": np.array([-5, 0, 3, -1, 7, 2], np.int32), "x": np.full(6, 0.75),
             "y": np.zeros(6), "z": np.zeros(6)}  # fmt: skip
     same_as_gcc(UNSIGNED_MIX, "mix", args)
+
+
+LITERALS = """
+void literals(int n, double y[n], double z[n], double w[010]) {
+  for (int i = 0; i < n; i++) {
+    switch ((-1 / 3u) % 3) { case 0: y[i] += 1.0; break; default: y[i] -= 1.0; }
+    if (i - 2 < 3u) z[i] = 1.0;
+  }
+  for (int i = 0; i < 010; i++)
+    w[i] = i;
+  for (int i = 0; i < 8u; i++)
+    w[i] += 0.5;
+}
+"""
+
+
+def test_unsigned_and_octal_literals_keep_c_meaning() -> None:
+    """``-1 / 3u`` is unsigned arithmetic (1431655765, so ``% 3`` is 1, not 0) and
+    ``i - 2 < 3u`` compares unsigned (false for i < 2); both were read as signed set
+    constraints. ``010`` is 8: it raised a raw ValueError."""
+    args = {"n": 6, "y": np.zeros(6), "z": np.zeros(6), "w": np.zeros(8)}
+    same_as_gcc(LITERALS, "literals", args)
