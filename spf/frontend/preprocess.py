@@ -109,7 +109,11 @@ class _Expander:
         self.macros: dict[str, Macro] = dict(_BUILTIN)
 
     def fail(self, message: str, at: int) -> ParseError:
-        return ParseError(message, text=self.source, span=(at, at + 1))
+        """Located as the parser's errors are (``from_c: line 2, column 1: ...``)."""
+        line = self.source.count("\n", 0, at) + 1
+        col = at - (self.source.rfind("\n", 0, at) + 1) + 1
+        where = f"from_c: line {line}, column {col}: {message}"
+        return ParseError(where, text=self.source, span=(at, at + 1))
 
     def define(self, rest: str, at: int) -> None:
         m = re.match(r"[ \t]*([A-Za-z_]\w*)(\(([^)]*)\))?(.*)", rest, re.S)
