@@ -799,3 +799,28 @@ def test_unsigned_and_octal_literals_keep_c_meaning() -> None:
     constraints. ``010`` is 8: it raised a raw ValueError."""
     args = {"n": 6, "y": np.zeros(6), "z": np.zeros(6), "w": np.zeros(8)}
     same_as_gcc(LITERALS, "literals", args)
+
+
+MOVING_OFFSET = """
+#define N 8
+void pack(const double x[N], double y[2 * N]) {
+  int k = 0;
+  for (int i = 0; i < N; i++) {
+    double *p = &y[k];
+    k += 2;
+    p[1] = x[i];
+  }
+}
+"""
+
+
+def test_a_pointer_bound_at_an_induction_variable_is_refused() -> None:
+    """``p = &y[k]`` then ``k += 2``: the pointer keeps the place it was bound to, but its
+    offset was read again where ``p`` is used, with the new ``k`` (every write two elements
+    late). Refused, naming the variable; subscripted before ``k`` changes, the import runs
+    as the C does."""
+    with pytest.raises(spf.ParseError, match=r"line 6, column 20: pointer 'p' .* reads 'k'"):
+        spf.from_c(MOVING_OFFSET)
+    direct = MOVING_OFFSET.replace("double *p = &y[k];\n    k += 2;\n    p[1] = x[i];",
+                                   "y[k + 1] = x[i];\n    k += 2;")  # fmt: skip
+    same_as_gcc(direct, "pack", {"x": np.arange(1.0, 9.0), "y": np.zeros(16)})
