@@ -496,10 +496,19 @@ class Scope:
         wraps, and C compares it as its type does (``unsigned t = -2; if (t < a[i])`` is
         false), so the condition stays one the generated C evaluates."""
         var = self.vars.get(node.name)
-        if var is not None and var.base not in ("int32_t", "int64_t"):
-            raise NotAffineError(
-                node, f"{node.name!r} is {var.base}, whose arithmetic wraps, not an integer"
-            )
+        if var is None or var.base in ("int32_t", "int64_t"):
+            return
+        text = self.aliases.get(node.name)
+        if var.base in ("uint32_t", "uint64_t") and text is not None:
+            uf = re.fullmatch(r"([A-Za-z_]\w*)\(.*\)", text)
+            array = None if uf is None else self.vars.get(uf.group(1))
+            if array is not None and array.base == var.base:
+                return  # size_t j = col[k]; of a size_t array: the same value, never < 0
+            if self._proved(text):
+                return  # unsigned j = i + 1; with i >= 0: the value it stands for
+        raise NotAffineError(
+            node, f"{node.name!r} is {var.base}, whose arithmetic wraps, not an integer"
+        )
 
     def _declared(self, name: str, text: str) -> str:
         """The value of integer local ``name``, which no statement computes (``int j =
