@@ -515,10 +515,11 @@ class Scope:
         col[k];``, ``k++``, ``int hi = min(a, b);``), read in a statement: ``text`` converted
         to the local's C type as C's assignment converts it (``unsigned u = a[i];`` then
         ``u / 2`` divides unsigned; ``long l = a[i];`` then ``l * c`` multiplies in 64 bits;
-        ``char c = 300;`` wraps). A subscript keeps the plain value: the analysis reads it
-        affinely and the bounds check proves it in range."""
+        ``char c = 300;`` wraps). A subscript keeps the plain value of a 32- or 64-bit one: the
+        analysis reads it affinely and the bounds check proves it in range (a narrower one
+        keeps its cast, which a subscript refuses: its value may wrap inside the range)."""
         var = self.vars.get(name)
-        if var is None or self.in_index:
+        if var is None or (self.in_index and var.base not in _NARROW):
             return _wrap(text)
         operand = text if re.fullmatch(r"[A-Za-z_]\w*|\d+", text) else f"({text})"
         return f"(({var.base}){operand})"
@@ -557,6 +558,9 @@ _WIDE_SIGNED = frozenset(
 )  # fmt: skip
 """Casts an affine expression keeps its value through (signed, at least 32 bits); any other
 cast (unsigned, narrower, floating) leaves the expression to the generated C."""
+
+
+_NARROW = frozenset(("int8_t", "uint8_t", "int16_t", "uint16_t"))
 
 
 def _wrap(text: str) -> str:

@@ -824,3 +824,17 @@ def test_a_pointer_bound_at_an_induction_variable_is_refused() -> None:
     direct = MOVING_OFFSET.replace("double *p = &y[k];\n    k += 2;\n    p[1] = x[i];",
                                    "y[k + 1] = x[i];\n    k += 2;")  # fmt: skip
     same_as_gcc(direct, "pack", {"x": np.arange(1.0, 9.0), "y": np.zeros(16)})
+
+
+def test_a_narrow_counter_that_wraps_is_not_read_as_a_plain_subscript() -> None:
+    """``unsigned char k = 250; ... x[k]; k += 10;`` reads x[4] after the wrap; the closed
+    form read x[260] in bounds of a larger ``x``. A counter narrower than 32 bits keeps its
+    cast in a subscript, which spf refuses (it is not quasi-affine)."""
+    text = """
+#define N 4
+void f(const double x[300], double y[N]) {
+  unsigned char k = 250;
+  for (int i = 0; i < N; i++) { y[i] = x[k]; k += 10; }
+}"""
+    with pytest.raises(spf.ParseError, match=r"line 5, column 33: .*\(uint8_t\)"):
+        spf.from_c(text)
