@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
+from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.codegen.program import BufferDecl
@@ -19,6 +20,7 @@ def place_private_locals(ir: ComputationIR, body: Node) -> tuple[Node, tuple[Buf
     and the declarations of those locals (printed as zeroed stack arrays)."""
     from spf.analysis.private import private_position, users
     from spf.codegen.program import BufferDecl
+    from spf.ir.reading import iterator_names
 
     decls = []
     for ds in ir.data_spaces:
@@ -28,7 +30,15 @@ def place_private_locals(ir: ComputationIR, body: Node) -> tuple[Node, tuple[Buf
         pos = private_position(ir, name)
         if pos is None:
             continue  # no statement uses it
-        body = _wrap(body, pos, frozenset(s.name for s in users(ir, name)), name)
+        found = users(ir, name)
+        stmts = frozenset(s.name for s in found)
+        at = {
+            s.name: iterator_names(s.domain).index(ds.private)
+            for s in found
+            if ds.private in iterator_names(s.domain)
+        }
+        body = _wrap(body, pos, stmts, name)
+        _check_declared(body, pos, at, name, ds.private)
         decls.append(
             BufferDecl(
                 name=name,
@@ -41,6 +51,68 @@ def place_private_locals(ir: ComputationIR, body: Node) -> tuple[Node, tuple[Buf
             )
         )
     return body, tuple(decls)
+
+
+def _check_declared(n: Node, pos: int, at: dict[str, int], local: str, loop: str) -> None:
+    """Every statement of ``local`` runs where a copy of it is declared, and a piece that
+    isl took out of the loops at ``pos`` (the last iteration of a loop whose bound is a
+    ``max``, scanned apart) is whole iterations: its calls run at one value of ``loop``
+    and include every statement the loops run, so no instance of that iteration is left in
+    a loop with another copy. Else (``if (n >= 1) s1(0);`` before ``for (i ...)`` whose
+    ``s2(0)`` reads what ``s1(0)`` wrote) a ``CodegenError`` names the statements."""
+    in_loops = {c.stmt for c in _under_loops(n, pos) if c.stmt in at}
+    bad = {c.stmt for c in _outside(n, frozenset(at), local)}
+    for piece in _pieces(n, pos, local) if in_loops else []:  # no loop: one copy, as before
+        calls = [c for c in walk(piece) if isinstance(c, Call) and c.stmt in at]
+        values = {c.args[: at[c.stmt] + 1] for c in calls}
+        kinds = {c.stmt for c in calls}
+        if len(values) > 1 or not kinds >= in_loops:
+            bad |= kinds
+    if bad:
+        raise CodegenError(
+            f"private local {local!r}: statement(s) {', '.join(sorted(bad))} run outside loop "
+            f"{loop!r} in the generated code (isl took their iteration of {loop!r} out of the "
+            "loop apart from the other statements of that iteration), so they cannot share "
+            f"the copy of that iteration; declare {local!r} without private= (one copy for the "
+            f"whole loop), or give those statements a range of {loop!r} rather than a single "
+            "value"
+        )
+
+
+def _under_loops(n: Node, pos: int) -> list[Call]:
+    return [
+        c
+        for f in walk(n)
+        if isinstance(f, For) and f.position <= pos
+        for c in walk(f)
+        if isinstance(c, Call)
+    ]
+
+
+def _pieces(n: Node, pos: int, local: str) -> list[Alloc]:
+    """The copies of ``local`` declared around code without a loop at ``pos`` or outside."""
+    return [
+        a
+        for a in walk(n)
+        if isinstance(a, Alloc)
+        and a.buffer == local
+        and not any(isinstance(f, For) and f.position <= pos for f in walk(a.body))
+    ]
+
+
+def _outside(n: Node, stmts: frozenset[str], local: str) -> list[Call]:
+    if isinstance(n, Alloc) and n.buffer == local:
+        return []
+    if isinstance(n, Call):
+        return [n] if n.stmt in stmts else []
+    if isinstance(n, Block):
+        return [c for item in n.items for c in _outside(item, stmts, local)]
+    if isinstance(n, (For, Bind, Alloc)):
+        return _outside(n.body, stmts, local)
+    if isinstance(n, If):
+        other = [] if n.orelse is None else _outside(n.orelse, stmts, local)
+        return _outside(n.then, stmts, local) + other
+    return [c for c in walk(n) if isinstance(c, Call) and c.stmt in stmts]  # a Merge
 
 
 def _has(n: Node, stmts: frozenset[str]) -> bool:
@@ -64,7 +136,7 @@ def _wrap(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
 
 def _descend(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
     if isinstance(n, Block):
-        return Block(tuple(_descend(item, pos, stmts, local) for item in n.items))
+        return Block(tuple(_item(item, pos, stmts, local) for item in n.items))
     if isinstance(n, For):
         if n.position > pos or not _has(n, stmts):
             return n
@@ -72,8 +144,16 @@ def _descend(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
             return replace(n, body=_descend(n.body, pos, stmts, local))
         return replace(n, body=Alloc(local, n.body))
     if isinstance(n, If):
-        orelse = None if n.orelse is None else _descend(n.orelse, pos, stmts, local)
-        return If(n.cond, _descend(n.then, pos, stmts, local), orelse)
+        orelse = None if n.orelse is None else _item(n.orelse, pos, stmts, local)
+        return If(n.cond, _item(n.then, pos, stmts, local), orelse)
     if isinstance(n, (Bind, Alloc)):
         return replace(n, body=_descend(n.body, pos, stmts, local))
     return n
+
+
+def _item(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
+    """``n`` placed as :func:`_descend` does; statements of ``local`` that isl took out of its
+    loops (a piece without the loop) get a copy of their own (checked whole iterations)."""
+    if _has(n, stmts) and not _loop_within(n, pos, stmts):
+        return Alloc(local, n)
+    return _descend(n, pos, stmts, local)

@@ -9,6 +9,7 @@ one precedence-table printer."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -520,7 +521,6 @@ def _stmt_macro(stmt: ParsedStmt, ir: ComputationIR) -> StmtMacro:
     from spf.analysis.sources import source_tree
     from spf.ir import OperationIR
     from spf.ir.reading import iterator_names
-    from spf.sets import Set
 
     its = iterator_names(stmt.domain)
     if isinstance(stmt.record, OperationIR):
@@ -543,8 +543,8 @@ def _stmt_macro(stmt: ParsedStmt, ir: ComputationIR) -> StmtMacro:
             continue
         access, target, op, value = parts
         uses: set[str] = set()
-        for idx in access.indices:
-            uses |= Set(f"{{[_x]: _x = {idx}}}").params & set(its)
+        for idx in access.indices:  # the loops the target's subscripts read (min/max too)
+            uses |= set(re.findall(r"[A-Za-z_]\w*", idx)) & set(its)
         ctype = ir.data_space_table[access.data_space].ctype
         forms = _index_forms(access.indices)
         found = Reduction(

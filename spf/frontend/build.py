@@ -20,6 +20,7 @@ from spf.frontend.inline import inline_calls
 from spf.frontend.pointers import lower_derefs
 from spf.frontend.private import private_loops
 from spf.frontend.rewrite import identifiers, rename_reserved_locals
+from spf.frontend.scopes import rename_shadowing_locals
 from spf.frontend.survey import survey
 from spf.frontend.switch import lower_switches
 from spf.frontend.walk import Record, Walker
@@ -91,6 +92,7 @@ def translate(
         raise
     fn = function(src, function_name)
     inline_calls(src, fn)
+    rename_shadowing_locals(src.ast, fn)
     lower_switches(src, fn.body)
     lower_derefs(fn.body)
     types = Types(src)
@@ -118,11 +120,46 @@ def translate(
 
 
 def _mark_private(calls: list[Call], loops: Mapping[str, str]) -> None:
-    """``add_local(..., private=loop)`` for the locals private to a loop (spf.frontend.private)."""
+    """``add_local(..., private=loop)`` for the locals private to a loop (spf.frontend.private),
+    except a local one of whose statements runs at a single value of the loop (for given
+    outer loops): code generation takes such an instance out of the loop (``if (i == 0) t =
+    a; else t = b;``), where it could not share the iteration's copy. Kept shared, the local
+    has the C's meaning (the import privatizes only locals each iteration writes first); a
+    parallel schedule of the loop is then refused, naming it."""
+    stmts = [c for c in calls if c.method == "add_stmt"]
     for k, call in enumerate(calls):
-        if call.method == "add_local" and call.args[0] in loops:
+        name = call.args[0]
+        if call.method == "add_local" and name in loops:
+            if any(f"${name}$" in c.args[0] and _pinned(c.args[1], loops[name]) for c in stmts):
+                continue
             kwargs = (*call.kwargs, ("private", loops[call.args[0]]))
             calls[k] = Call(call.method, call.args, kwargs, call.node)
+
+
+def _pinned(domain: str, loop: str) -> bool:
+    """Whether ``domain`` (``{[i, j]: ...}``) holds at most one value of ``loop`` for each
+    value of the loops around it: two points differing there and agreeing outside do not
+    exist."""
+    import re
+
+    from spf.sets import Set
+
+    m = re.fullmatch(r"\{\[([^\]]*)\](?::(.*))?\}", domain, re.S)
+    if m is None:
+        return False
+    iters = [v.strip() for v in m.group(1).split(",") if v.strip()]
+    if loop not in iters:
+        return False
+    cond = m.group(2) or "0 = 0"
+    inner = iters[iters.index(loop) :]
+    twin = {v: f"{v}__twin" for v in inner}
+    other = re.sub(r"\b[A-Za-z_]\w*\b", lambda w: twin.get(w.group(), w.group()), cond)
+    both = [*iters, *twin.values()]
+    text = f"{{[{', '.join(both)}]: ({cond}) && ({other}) && {twin[loop]} != {loop}}}"
+    try:
+        return Set(text).is_empty()
+    except (SpfError, ValueError):
+        return False
 
 
 def _check_named(scope: Scope, given: Mapping[str, Any], hint: str) -> None:

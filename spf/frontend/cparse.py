@@ -147,3 +147,17 @@ def nodes(node: Any) -> list[Any]:
 
 
 __all__ = ["Source", "c_ast", "error_at", "function", "nodes", "parse"]
+
+
+def c_integer(literal: str) -> int | None:
+    """The value of a C integer literal (``10``, ``0x1f``, ``010`` is 8, suffixes ``uUlL``
+    dropped), or None when it is not one."""
+    text = literal.rstrip("uUlL")
+    try:
+        if text[:2].lower() == "0x":
+            return int(text[2:], 16)
+        if len(text) > 1 and text.startswith("0"):
+            return int(text, 8)
+        return int(text, 10)
+    except ValueError:
+        return None

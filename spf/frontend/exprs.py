@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from spf.clang import C_PREC, MATH_1, MATH_2
 from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
-from spf.frontend.cparse import Source, c_ast
+from spf.frontend.cparse import Source, c_ast, c_integer, nodes
 from spf.frontend.pointers import PointerAlias, resolve_partial
 from spf.frontend.rewrite import located
 
@@ -64,12 +64,15 @@ class Scope:
     aliases: dict[str, str] = field(default_factory=dict)
     bound_only: set[str] = field(default_factory=set)  # aliases assigned in a block, not data
     pointers: dict[str, PointerAlias] = field(default_factory=dict)  # double *p = &a[k];
+    pointer_roots: dict[str, str] = field(default_factory=dict)  # every pointer's array
     minmax: dict[str, tuple[Tree, str]] = field(default_factory=dict)  # int hi = min(n, i+32);
     ivs: dict[str, State] = field(default_factory=dict)  # induction variables (k++) here
     inductions: Inductions | None = None
     in_index: int = 0  # > 0 while rendering a subscript of a statement source
     conds: str = ""  # the enclosing loops' and ifs' affine constraints (set text)
-    floor_division: bool = False  # a loop bound: '/' read as floor, unchecked (docs/import_c.md)
+    in_bound: bool = False  # a loop condition: a quotient C truncates is a min/max tree
+    rendering: bool = False  # inside value(): the expression's own flags below hold
+    unsigned_mix: bool = False  # the expression being rendered mixes in unsigned values
     facts: list[tuple[str, Any]] = field(default_factory=list)  # dividends >= 0 assumed
 
     def data(self, name: str) -> bool:
@@ -97,7 +100,9 @@ class Scope:
             m = _INT.fullmatch(node.value) if node.type in ("int", "long", "unsigned int") else None
             if m is None:
                 raise NotAffineError(node, f"{node.value} is not an integer")
-            value = int(m.group(1), 0)
+            value = c_integer(m.group(1))
+            if value is None:
+                raise NotAffineError(node, f"{node.value} is not an integer")
             return str(value), value
         if isinstance(node, c_ast.ID):
             return self._aff_name(node), None
@@ -107,6 +112,8 @@ class Scope:
                 raise NotAffineError(node, f"a cast to {to} changes the value's arithmetic")
             return self._aff(node.expr)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
+            if _unsigned_literal(node.expr):
+                raise NotAffineError(node, f"-{node.expr.value} wraps (an unsigned constant)")
             text, sub = self._aff(node.expr)
             if node.op == "+":
                 return text, sub
@@ -119,6 +126,8 @@ class Scope:
 
     def _aff_name(self, node: Any) -> str:
         name = node.name
+        if name in self.aliases or name in self.minmax or name in self.ivs:
+            self._exact_type(node)
         if name in self.aliases:
             return _wrap(self.aliases[name])
         if name in self.minmax:
@@ -141,6 +150,9 @@ class Scope:
         return f"{name}({args})", None
 
     def _aff_binary(self, node: Any) -> tuple[str, int | None]:
+        for side in (node.left, node.right):
+            if _unsigned_literal(side):  # -1 / 3u is 1431655765 in C
+                raise NotAffineError(side, f"{side.value} is unsigned: C's arithmetic wraps")
         (lt, lv), (rt, rv) = self._aff(node.left), self._aff(node.right)
         both = lv is not None and rv is not None
         if node.op == "+":
@@ -164,7 +176,7 @@ class Scope:
             q = abs(lv) // rv * (1 if lv >= 0 else -1)
             value = q if node.op == "/" else lv - rv * q
             return str(value), value
-        if not self.floor_division and not self._nonnegative(lt, node):
+        if not self._nonnegative(lt, node):
             raise NotAffineError(
                 node,
                 f"C's '{node.op}' truncates toward zero, which spf's floor and modulo match "
@@ -257,7 +269,13 @@ class Scope:
     def compare(self, left: Any, op: str, right: Any, node: Any) -> Cond:
         """``left op right``; ``min``/``max`` anywhere in a sum (``min(a, b) - 1``, nested
         calls) become conjunctions or disjunctions of comparisons."""
-        return self._cmp(self.tree(left), op, self.tree(right), node)
+        lt, rt = self.tree(left), self.tree(right)
+        for literal, other in ((left, rt), (right, lt)):
+            if _unsigned_literal(literal) and not (isinstance(other, str) and self._proved(other)):
+                raise NotAffineError(  # i - 2 < 3u compares unsigned: false for i < 2
+                    literal, f"{literal.value} is unsigned: C compares the other side unsigned"
+                )
+        return self._cmp(lt, op, rt, node)
 
     def _cmp(self, left: Tree, op: str, right: Tree, node: Any) -> Cond:
         if isinstance(right, tuple):
@@ -274,6 +292,7 @@ class Scope:
     def tree(self, node: Any) -> Tree:
         """Affine text, or ``(kind, parts)`` for a min/max lifted out of sums."""
         if isinstance(node, c_ast.ID) and node.name in self.minmax:
+            self._exact_type(node)
             return self.minmax[node.name][0]
         kind = _min_max(node)
         if kind is not None:
@@ -281,6 +300,8 @@ class Scope:
             if len(args) != 2:
                 raise NotAffineError(node, f"{kind} takes two arguments")
             return kind, [self.tree(a) for a in args]
+        if self.in_bound and isinstance(node, c_ast.BinaryOp) and node.op == "/":
+            return self._quotient(node)
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-"):
             left, right = self.tree(node.left), self.tree(node.right)
             if isinstance(left, str) and isinstance(right, str):
@@ -291,13 +312,47 @@ class Scope:
             return self.affine(node) if isinstance(inner, str) else _combine("0", "-", inner)
         return self.affine(node)
 
+    def _quotient(self, node: Any) -> Tree:
+        """C's ``e / c`` in a loop bound, exactly: ``floor(e/c)`` where ``e >= 0`` is proved,
+        else the quotient truncated toward zero, ``max(floor(e/c), min(ceil(e/c), 0))``
+        (floor for ``e >= 0``, ceil below), which bounds take as a conjunction or disjunction
+        (``i < (n - 12) / 2`` with ``n = 9`` runs to ``i = -2`` as in C, not ``-3``)."""
+        (lt, lv), (_, rv) = self._aff(node.left), self._aff(node.right)
+        if rv is None or rv <= 0 or lv is not None or self._proved(lt):
+            return self.affine(node)
+        down = f"floor(({lt})/{rv})"
+        return "max", [down, ("min", [f"floor(({lt} + {rv - 1})/{rv})", "0"])]
+
     # ---------- statement-source text ----------
 
     def value(self, node: Any, outer: int = 0) -> str:
         """Statement-source text of expression ``node`` (parenthesized when its precedence is
         below ``outer``)."""
-        text, prec = self._val(node)
+        if self.rendering:
+            text, prec = self._val(node)
+        else:  # an expression of its own: C's conversions depend on whether it mixes unsigned
+            self.rendering, self.unsigned_mix = True, self._has_unsigned(node)
+            try:
+                text, prec = self._val(node)
+            finally:
+                self.rendering = self.unsigned_mix = False
         return f"({text})" if prec < outer else text
+
+    def _has_unsigned(self, node: Any) -> bool:
+        """Whether ``node`` reads an unsigned variable or array, or has an unsigned literal or
+        cast: then an ``int`` loop variable or parameter, which the generated code holds in
+        64 bits, is read as an ``int``, so that C converts it to unsigned as the C does
+        (``(i - i) * t > -1`` with ``unsigned t`` compares unsigned)."""
+        for n in nodes(node):
+            if isinstance(n, c_ast.ID) and n.name in self.vars:
+                if self.vars[n.name].base.startswith("uint"):
+                    return True
+            elif isinstance(n, c_ast.Constant) and n.type in ("int", "unsigned int", "long"):
+                if "u" in n.value.lower().lstrip("0x"):
+                    return True
+            elif isinstance(n, c_ast.Cast) and self.types.cast_type(n.to_type).startswith("uint"):
+                return True
+        return False
 
     def _val(self, node: Any) -> tuple[str, int]:
         if isinstance(node, c_ast.Constant):
@@ -352,6 +407,10 @@ class Scope:
         except NotAffineError:
             return  # a data-dependent subscript: no affine reading to disagree with
         if not self._nonnegative(dividend, node):
+            if "@" in dividend:  # an induction variable's pending part: show the C instead
+                from pycparser.c_generator import CGenerator  # type: ignore[import-untyped]
+
+                dividend = CGenerator().visit(node.left)
             raise self.fail(
                 node,
                 f"'{node.op}' in a subscript with a dividend {dividend} that may be negative: "
@@ -382,17 +441,15 @@ class Scope:
     def _name(self, node: Any) -> str:
         name: str = node.name
         if name in self.aliases:
-            return _wrap(self.aliases[name])
+            return self._declared(name, self.aliases[name])
         if name in self.minmax:
-            return self.minmax[name][1]
+            return self._declared(name, self.minmax[name][1])
         if name in self.ivs and self.inductions is not None:
             index = self.in_index > 0
-            return _wrap(self.inductions.read(name, node, self.ivs, index=index, notation=False))
+            text = self.inductions.read(name, node, self.ivs, index=index, notation=False)
+            return self._declared(name, text)
         if name in self.iters or name in self.consts or name in self.fconsts:
-            var = self.vars.get(name)
-            if var is not None and not self.in_index and self._unsigned(name):
-                return f"(({var.base}){name})"  # the generated loops count in int64_t
-            return name
+            return self._counter(name)
         if name in self.iterators:
             raise self.fail(
                 node,
@@ -420,6 +477,53 @@ class Scope:
             node, f"{name!r} is not declared", "declare it, #define it, or name it in params="
         )
 
+    def _counter(self, name: str) -> str:
+        """A loop variable or parameter in a statement: the generated code holds integer ones
+        in ``int64_t``, so one declared unsigned, or ``int`` in an expression that mixes in
+        unsigned values (C converts the ``int`` to unsigned), is read in its C type."""
+        var = self.vars.get(name)
+        if var is None or self.in_index or name in self.fconsts:
+            return name
+        if self._unsigned(name) or (
+            self.unsigned_mix and var.base in ("int32_t", "int16_t", "int8_t")
+        ):
+            return f"(({var.base}){name})"
+        return name
+
+    def _exact_type(self, node: Any) -> None:
+        """An integer local no statement computes is its affine value in sets only where its
+        C type keeps that value (signed, 32 or 64 bits): an unsigned or narrower local
+        wraps, and C compares it as its type does (``unsigned t = -2; if (t < a[i])`` is
+        false), so the condition stays one the generated C evaluates."""
+        var = self.vars.get(node.name)
+        if var is None or var.base in ("int32_t", "int64_t"):
+            return
+        text = self.aliases.get(node.name)
+        if var.base in ("uint32_t", "uint64_t") and text is not None:
+            uf = re.fullmatch(r"([A-Za-z_]\w*)\(.*\)", text)
+            array = None if uf is None else self.vars.get(uf.group(1))
+            if array is not None and array.base == var.base:
+                return  # size_t j = col[k]; of a size_t array: the same value, never < 0
+            if self._proved(text):
+                return  # unsigned j = i + 1; with i >= 0: the value it stands for
+        raise NotAffineError(
+            node, f"{node.name!r} is {var.base}, whose arithmetic wraps, not an integer"
+        )
+
+    def _declared(self, name: str, text: str) -> str:
+        """The value of integer local ``name``, which no statement computes (``int j =
+        col[k];``, ``k++``, ``int hi = min(a, b);``), read in a statement: ``text`` converted
+        to the local's C type as C's assignment converts it (``unsigned u = a[i];`` then
+        ``u / 2`` divides unsigned; ``long l = a[i];`` then ``l * c`` multiplies in 64 bits;
+        ``char c = 300;`` wraps). A subscript keeps the plain value of a 32- or 64-bit one: the
+        analysis reads it affinely and the bounds check proves it in range (a narrower one
+        keeps its cast, which a subscript refuses: its value may wrap inside the range)."""
+        var = self.vars.get(name)
+        if var is None or (self.in_index and var.base not in _NARROW):
+            return _wrap(text)
+        operand = text if re.fullmatch(r"[A-Za-z_]\w*|\d+", text) else f"({text})"
+        return f"(({var.base}){operand})"
+
     def _call(self, node: Any) -> str:
         if not isinstance(node.name, c_ast.ID):
             raise self.fail(node, "calls through function pointers are not supported")
@@ -435,6 +539,14 @@ class Scope:
         return f"{spf_name}({', '.join(self.value(a) for a in args)})"
 
 
+def _unsigned_literal(node: Any) -> bool:
+    return (
+        isinstance(node, c_ast.Constant)
+        and node.type in ("int", "unsigned int", "long", "unsigned long")
+        and "u" in node.value.lower().lstrip("0x").lstrip("0123456789abcdef")
+    )
+
+
 def _factor(text: str) -> str:
     """``text`` as an operand of ``*`` (parenthesized unless one name, number or call)."""
     return f"({text})" if " " in text or text.startswith("-") else text
@@ -446,6 +558,9 @@ _WIDE_SIGNED = frozenset(
 )  # fmt: skip
 """Casts an affine expression keeps its value through (signed, at least 32 bits); any other
 cast (unsigned, narrower, floating) leaves the expression to the generated C."""
+
+
+_NARROW = frozenset(("int8_t", "uint8_t", "int16_t", "uint16_t"))
 
 
 def _wrap(text: str) -> str:

@@ -124,6 +124,8 @@ class _Inliner:
             for p, a in zip(_params(d), _args(call), strict=False)
             if not isinstance(p.type, c_ast.TypeDecl)
         ]
+        if any(_increments(a) for a in _args(call)):
+            return None  # the argument's k++ runs once, however often the parameter is used
         return expr if all(isinstance(a, c_ast.ID) for a in pointers) else None
 
     def substitute(self, holder: Any, attr: str) -> None:
@@ -341,6 +343,12 @@ def _unconditional_calls(root: Any, callee: Any, src: Source) -> list[Any]:
 
     visit(root, False)
     return out
+
+
+def _increments(node: Any) -> bool:
+    return any(
+        isinstance(n, c_ast.UnaryOp) and n.op in ("p++", "p--", "++", "--") for n in nodes(node)
+    )
 
 
 def _params(d: Any) -> list[Any]:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spf.frontend.cparse import c_ast
+from spf.frontend.cparse import c_ast, nodes
 from spf.frontend.rewrite import located, map_nodes
 
 if TYPE_CHECKING:
@@ -84,6 +84,15 @@ def bind(scope: Scope, name: str, rank: int, value: Any) -> PointerAlias:
     from spf.frontend.exprs import NotAffineError
 
     for part in (*alias.lead, *([alias.offset] if alias.offset is not None else [])):
+        moving = [n for n in nodes(part) if isinstance(n, c_ast.ID) and n.name in scope.ivs]
+        if moving:  # read where p is used, it would have that later value
+            raise scope.fail(
+                moving[0],
+                f"pointer {name!r} points at an offset that reads {moving[0].name!r}, which "
+                "changes (an induction variable): the place would move with it",
+                f"subscript {alias.base!r} itself where the pointer is used, before the "
+                f"variable changes ({alias.base}[{moving[0].name} + ...])",
+            )
         try:
             scope.affine(part)
         except NotAffineError as err:

@@ -32,6 +32,7 @@ class Macro:
     name: str
     params: tuple[str, ...] | None
     body: str
+    written: str | None = None  # the body as written, where ``body`` is a min/max rewrite
 
 
 _BUILTIN = {
@@ -108,7 +109,11 @@ class _Expander:
         self.macros: dict[str, Macro] = dict(_BUILTIN)
 
     def fail(self, message: str, at: int) -> ParseError:
-        return ParseError(message, text=self.source, span=(at, at + 1))
+        """Located as the parser's errors are (``from_c: line 2, column 1: ...``)."""
+        line = self.source.count("\n", 0, at) + 1
+        col = at - (self.source.rfind("\n", 0, at) + 1) + 1
+        where = f"from_c: line {line}, column {col}: {message}"
+        return ParseError(where, text=self.source, span=(at, at + 1))
 
     def define(self, rest: str, at: int) -> None:
         m = re.match(r"[ \t]*([A-Za-z_]\w*)(\(([^)]*)\))?(.*)", rest, re.S)
@@ -124,7 +129,8 @@ class _Expander:
             raise self.fail(f"#define {name}: macro parameters must be names", at)
         picked = _min_max(params, body)
         if picked is not None:
-            body = f"{picked}({params[0]}, {params[1]})"
+            self.macros[name] = Macro(name, params, f"{picked}({params[0]}, {params[1]})", body)
+            return
         self.macros[name] = Macro(name, params, body)
 
     def expand(
@@ -211,9 +217,10 @@ class _Expander:
             word = m.group()
             return f"({table[word]})" if word in table else word
 
-        body = _IDENT.sub(one, macro.body)
+        if macro.written is not None and any("++" in a or "--" in a for a in args):
+            return _IDENT.sub(one, macro.written)  # MIN(k++, 3) may increment k twice, as in C
         # min/max rewrites keep their own parentheses
-        return body
+        return _IDENT.sub(one, macro.body)
 
 
 def _directive(exp: _Expander, word: str, rest: str, at: int, live: list[bool]) -> None:

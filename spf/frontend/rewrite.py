@@ -36,6 +36,12 @@ def rename(node: Any, mapping: Mapping[str, str]) -> None:
                 t.declname = n.name
 
 
+def c_name(name: str) -> str:
+    """The name as the C source spells it: an inlined callee's local without its ``_i<N>_``
+    prefix (for messages)."""
+    return re.sub(r"^_i[0-9]+_", "", name)
+
+
 def fresh(base: str, taken: set[str]) -> str:
     """``base`` followed by as many ``_`` as make it new; the result joins ``taken``."""
     name = base
@@ -162,6 +168,7 @@ def located(new: Any, old: Any) -> Any:
 
 
 __all__ = [
+    "c_name",
     "clone",
     "declared",
     "fresh",

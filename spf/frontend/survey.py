@@ -11,6 +11,7 @@ from spf.frontend.cparse import Source, c_ast, error_at, nodes
 from spf.frontend.decls import Types, Var, is_integer
 from spf.frontend.exprs import Scope
 from spf.frontend.pointers import root, roots
+from spf.frontend.rewrite import c_name
 
 _INCREMENTS = ("p++", "p--", "++", "--")
 
@@ -60,6 +61,7 @@ def survey(
         if n in variables and not is_integer(variables[n].base):
             raise src.error(variables[n].node, f"ufs= names {n!r}, which is not an integer array")
     scope = Scope(src, types, variables, consts, fconsts, ufs, found.iterators)
+    scope.pointer_roots = roots(found.pointer_of)
     return scope, written
 
 
@@ -117,6 +119,15 @@ def _visit(src: Source, types: Types, node: Any, found: _Found) -> None:
 def _declaration(src: Source, types: Types, node: Any, found: _Found) -> None:
     if isinstance(node.type, c_ast.FuncDecl):
         raise src.error(node, "function declarations inside the body are not supported")
+    if "static" in (node.storage or []) and "const" not in (node.quals or []):
+        name = c_name(node.name)  # an inlined callee's local: its C name
+        raise src.error(
+            node,
+            f"static local {name!r} keeps its value from one call to the next, which a "
+            "kernel's locals do not",
+            "declare it without static if every call starts afresh, or pass it as an array "
+            "parameter that carries the value between calls",
+        )
     var = types.var(node, "local")
     old = found.variables.get(var.name)
     if old is not None and old.role != "local":

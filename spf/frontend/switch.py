@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spf.frontend.cparse import Source, c_ast
+from spf.frontend.cparse import Source, c_ast, c_integer
 from spf.frontend.rewrite import clone, located, map_statements
 
 _LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
@@ -174,10 +174,7 @@ def _constant(node: Any) -> int | None:
             return ord(text[1])
         if node.type not in ("int", "long", "unsigned int", "long int", "unsigned long"):
             return None
-        try:
-            return int(text, 8) if text.startswith("0") and text.isdigit() else int(text, 0)
-        except ValueError:
-            return None
+        return c_integer(text)
     if isinstance(node, c_ast.Cast):
         return _constant(node.expr)
     if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+", "~"):

@@ -8,12 +8,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spf.frontend.conds import Cmp, Cond, conj, domain_text, negate
-from spf.frontend.cparse import c_ast, nodes
+from spf.frontend.cparse import c_ast, c_integer, nodes
 from spf.frontend.exprs import NotAffineError, Scope, Tree
 from spf.frontend.increments import increment
 from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
 from spf.frontend.pointers import PointerAlias, bind
-from spf.frontend.rewrite import located
+from spf.frontend.rewrite import c_name, located
 from spf.frontend.steps import symbolic_step
 
 _UNSUPPORTED = {
@@ -75,6 +75,13 @@ class Walker:
         items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
         if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
             items = items[:-1]
+        elif items and isinstance(items[-1], c_ast.Return):
+            raise self.fail(
+                items[-1],
+                "the function returns a value, which a kernel does not return",
+                "write the result into an array parameter (double out[1]; ... out[0] = s;) "
+                "and make the function void",
+            )
         unset = State(None, "is read before it is given a value")
         names = sorted(self.inductions.names) if self.inductions is not None else []
         self.block(items, _Ctx(ivs=tuple((n, unset) for n in names)), [0])
@@ -352,6 +359,7 @@ class Walker:
                 "(rowptr[i]) and min/max",
             ) from None
         conds: list[Cond] = [start]
+        s.conds = domain_text([*ctx.conds, start])  # the bounds' proofs know where it starts
         conds.extend(self._bounds(node, it, step, s))
         if abs(step) > 1:
             if not isinstance(start, Cmp):
@@ -489,7 +497,7 @@ class Walker:
                     )
                 bounded = True
             try:
-                s.floor_division = True  # docs/import_c.md: a bound's '/' floors
+                s.in_bound = True  # docs/import_c.md: C's quotients, exactly
                 out.append(s.cond(p))
             except NotAffineError as err:
                 raise self.fail(
@@ -499,7 +507,7 @@ class Walker:
                     "arrays (rowptr[i]) and min/max",
                 ) from None
             finally:
-                s.floor_division = False
+                s.in_bound = False
         if not bounded:
             raise self.fail(node.cond, f"loop {it!r}: the condition does not bound {it}")
         return out
@@ -558,19 +566,29 @@ class Walker:
         return self.block(items, ctx, counter)
 
     def _check_guard(self, node: Any, ctx: _Ctx) -> None:
-        read = {n.name for n in nodes(node.cond) if isinstance(n, c_ast.ID)}
+        """A data-dependent ``if`` around loops guards each statement inside, so it must
+        mean the same for all of them: nothing under it may write what it reads (also
+        through a pointer alias, ``q = &x[0]; if (q[0] > 0) for (...) x[i] = -x[i];``)."""
+        into = self.scope.pointer_roots
+        read = {into.get(n.name, n.name) for n in nodes(node.cond) if isinstance(n, c_ast.ID)}
         for sub in nodes(node):
             if isinstance(sub, c_ast.Assignment):
                 base = sub.lvalue
-                while isinstance(base, c_ast.ArrayRef):
-                    base = base.name
-                if isinstance(base, c_ast.ID) and base.name in read:
-                    raise self.fail(
-                        sub,
-                        f"{base.name!r} is written under a data-dependent "
-                        "condition that reads it, around a loop",
-                        "compute the condition into a variable first",
-                    )
+            elif isinstance(sub, c_ast.UnaryOp) and sub.op in ("p++", "p--", "++", "--"):
+                base = sub.expr
+            else:
+                continue
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            target = into.get(base.name, base.name) if isinstance(base, c_ast.ID) else None
+            if target in read:
+                through = f" (through pointer {c_name(base.name)!r})" if target != base.name else ""
+                raise self.fail(
+                    sub,
+                    f"{target!r} is written{through} under a data-dependent condition that "
+                    "reads it, around a loop",
+                    "compute the condition into a variable first",
+                )
 
     def render_if(self, cond: str, node: Any, ctx: _Ctx) -> str:
         """One statement holding the whole (loop-free) ``if``/``else`` block."""
@@ -605,10 +623,7 @@ class Walker:
 
 def _literal(node: Any) -> int | None:
     if isinstance(node, c_ast.Constant) and node.type == "int":
-        try:
-            return int(node.value.rstrip("uUlL"), 0)
-        except ValueError:
-            return None
+        return c_integer(node.value)
     return None
 
 
@@ -669,5 +684,5 @@ def _int_constant(node: Any) -> int | None:
         inner = _int_constant(node.expr)
         return None if inner is None else -inner
     if isinstance(node, c_ast.Constant) and node.type == "int" and node.value.isdigit():
-        return int(node.value)
+        return c_integer(node.value)  # 010 is 8
     return None

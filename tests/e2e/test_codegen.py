@@ -710,3 +710,19 @@ def test_zero_d_only(build: Callable[[Computation], Kernel]) -> None:
     t = np.zeros(())
     build(comp)(t=t)
     assert float(t) == 7.0
+
+
+def test_a_private_local_used_outside_its_loop_after_scanning_is_a_codegen_error() -> None:
+    """A statement of a private local that runs at one value of its loop is taken out of the
+    loop by isl (``if (n >= 1) s1(0);`` before ``for (i ...)``): it used no copy of the
+    local and gcc failed on the generated C. It is a ``CodegenError`` naming the local."""
+    comp = spf.Computation("peeled")
+    comp.add_constant("n")
+    comp.add_data_space("x", "double", shape=("n",))
+    comp.add_data_space("y", "double", shape=("n",))
+    comp.add_local("t", "double", (), private="i")
+    comp.add_stmt(spf.Stmt("$t$ = $x$(i);", "{[i]: 1 <= i < n}", "{[i] -> [0, i, 0]}"))
+    comp.add_stmt(spf.Stmt("$t$ = 0.0;", "{[i]: i = 0 && n >= 1}", "{[i] -> [0, i, 1]}"))
+    comp.add_stmt(spf.Stmt("$y$(i) = $t$;", "{[i]: 0 <= i < n}", "{[i] -> [0, i, 2]}"))
+    with pytest.raises(spf.CodegenError, match=r"private local 't': statement\(s\) s1 run outside"):
+        comp.codegen("c")

@@ -530,3 +530,311 @@ def test_casts_and_unsigned_arithmetic_in_conditions_keep_c_meaning() -> None:
     conditions the generated C evaluates, with unsigned loop variables in their own type."""
     args = {"n": 7, "y": np.zeros(7), "z": np.zeros(7), "w": np.zeros(7)}
     same_as_gcc(CASTS_UNSIGNED, "casts", args)
+
+
+LOCAL_TYPES = """
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+void local_types(int n, const int a[n], double y[4 * n]) {
+  unsigned k = 0;
+  for (int i = 0; i < n; i++) {
+    unsigned u = a[i];
+    long l = a[i] * 1000000;
+    signed char c = a[i] * 40;
+    unsigned hi = MIN(i, 3);
+    y[4 * i] = u / 2;
+    y[4 * i + 1] = l * 3000 / 7;
+    y[4 * i + 2] = c + (hi - 4);
+    y[4 * k + 3] = k - 3;
+    k++;
+  }
+}
+"""
+
+
+def test_integer_locals_no_statement_computes_keep_their_c_type() -> None:
+    """An integer local bound to one value (``unsigned u = a[i];``), a min/max or an
+    induction variable has no statement; where a statement reads it, its value is converted
+    to the local's type as C's assignment converts it. The plain value read instead divided
+    ``u`` signed, multiplied ``l`` in 32 bits (it overflowed), never wrapped ``c`` to a
+    char and subtracted ``hi - 4`` and ``k - 3`` below zero instead of wrapping."""
+    args = {"n": 7, "a": np.arange(-3, 4, dtype=np.int32), "y": np.zeros(28)}
+    same_as_gcc(LOCAL_TYPES, "local_types", args)
+
+
+SHADOWING = """
+#define N 6
+void shadowing(const double x[N], double y[N], double z[N]) {
+  double t = 1.0;
+  int k = 2;
+  for (int i = 0; i < N; i++) {
+    z[i] = t;
+    double t = x[i];
+    y[i] = t;
+    for (int j = 0; j < 2; j++) {
+      int k = j + 3;
+      z[k] += t;
+      for (int m = 0; m < 2; m++)
+        z[m] += 0.25;
+    }
+  }
+  y[0] += t;
+  z[k] += 0.5;
+}
+"""
+
+
+def test_a_local_shadowing_another_is_another_variable() -> None:
+    """A local declared in an inner block with the name of one in scope is a new variable:
+    the names were one data space, and ``y[0] += t`` after the loop read the inner ``t``'s
+    last value instead of 1.0. A loop ``i`` inside loop ``i`` is another loop (it was
+    refused)."""
+    args = {"x": np.arange(1.0, 7.0), "y": np.zeros(6), "z": np.zeros(6)}
+    same_as_gcc(SHADOWING, "shadowing", args)
+    inner_i = SHADOWING.replace("int m = 0; m < 2; m++", "int i = 0; i < 2; i++")
+    same_as_gcc(inner_i.replace("z[m] += 0.25", "z[i] += 0.25"), "shadowing", args)
+
+
+def test_a_static_local_that_keeps_a_value_between_calls_is_refused() -> None:
+    """A ``static`` local keeps its value from one call to the next; inlined, the callee's
+    counter restarted at every call (running sums 1, 2, 3 instead of 1, 3, 6). It is refused
+    where it is declared; a ``static const`` never changes and is imported."""
+    text = """
+static double running(double v) { static double acc = 0.0; acc += v; return acc; }
+void sums(int n, const double x[n], double y[n]) {
+  static const double half = 0.5;
+  for (int i = 0; i < n; i++) y[i] = running(x[i]) * half;
+}
+"""
+    with pytest.raises(spf.ParseError, match=r"line 2, column 49: static local 'acc'"):
+        spf.from_c(text, function="sums")
+    constant = text.replace("running(x[i])", "x[i]")
+    same_as_gcc(constant, "sums", {"n": 3, "x": np.ones(3), "y": np.zeros(3)})
+
+
+BOUND_QUOTIENTS = """
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+void quotients(int n, const double v[n], double y[n + 9], double z[n + 9], double w[n + 9]) {
+  for (int t = 0; t <= (n - 1) / 4; t++)
+    y[t] += 1.0;
+  for (int i = 0; i < n; i++)
+    for (int j = -4; j < (i - 3) / 2; j++)
+      z[j + 4] += i;
+  for (int i = n; i > (n - 9) / 2; i--)
+    w[i + 4] += 1.0;
+  for (int i = -5; i < MIN((n - 9) / 2, 3) + 1; i++)
+    w[i + 5] += 10.0;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 9])
+def test_quotients_in_loop_bounds_truncate_as_c_does(n: int) -> None:
+    """A loop condition's ``e / c`` is C's quotient, truncated toward zero, also where ``e``
+    may be negative: floor read it before, so the tile loop ``t <= (n - 1) / 4`` ran no
+    iteration for n = 0 (C runs t = 0) and ``j < (i - 3) / 2`` one fewer for i < 3."""
+    args = {"n": n, "v": np.zeros(n), "y": np.zeros(n + 9), "z": np.zeros(n + 9),
+            "w": np.zeros(n + 9)}  # fmt: skip
+    same_as_gcc(BOUND_QUOTIENTS, "quotients", args)
+
+
+def test_a_remainder_in_a_loop_bound_that_may_be_negative_is_refused() -> None:
+    text = """void f(int n, double y[n]) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < (i - 5) % 3 + 2; j++) y[i] += 1.0;
+}"""
+    with pytest.raises(spf.ParseError, match=r"line 3, column 26: loop 'j': its bound .*'%'"):
+        spf.from_c(text)
+
+
+GUARDED_CALL = """
+static void negate(int n, double *v) { for (int i = 0; i < n; i++) v[i] = -v[i]; }
+#define N 5
+void guarded(double x[N]) {
+  if (x[0] > 0.0) negate(N, x);
+}
+"""
+
+
+def test_a_data_guard_around_loops_that_write_what_it_reads_through_a_pointer_is_refused() -> None:
+    """An ``if`` that reads data, around loops, guards each statement inside: a write to
+    what it reads made the later iterations see another condition. The check missed writes
+    through a pointer alias (an inlined callee's array parameter: only ``x[0]`` was negated)
+    and reads through one; the same code with the condition in a variable runs as C does."""
+    with pytest.raises(
+        spf.ParseError, match=r"line 2, column 68: 'x' is written \(through pointer 'v'\)"
+    ):
+        spf.from_c(GUARDED_CALL, function="guarded")
+    aliased = "void g(int n, double x[n]) {\n  double *q = &x[0];\n" \
+              "  if (q[0] > 0.0) for (int i = 0; i < n; i++) x[i] = -x[i];\n}\n"  # fmt: skip
+    with pytest.raises(spf.ParseError, match=r"line 3, column 47: 'x' is written under"):
+        spf.from_c(aliased)
+    fixed = GUARDED_CALL.replace("if (x[0] > 0.0)", "int pos = x[0] > 0.0;\n  if (pos)")
+    same_as_gcc(fixed, "guarded", {"x": np.arange(1.0, 6.0)})
+
+
+UNUSED_ARGUMENT = """
+static double zero(double a) { return 0.0; }
+#define N 6
+void unused(const double x[2 * N], double y[2 * N]) {
+  int k = 0;
+  for (int i = 0; i < N; i++) {
+    y[i] = zero(x[k++]);
+    y[k] += 1.0;
+  }
+}
+"""
+
+
+def test_an_argument_that_increments_runs_once_whatever_the_callee_does_with_it() -> None:
+    """A function that only returns an expression is substituted at its call, each parameter
+    replaced by its argument: an argument with ``k++`` was dropped where the parameter is
+    unused (and would be repeated where it is used twice). Such a call is inlined as a
+    statement call instead, its argument evaluated once; ``MIN(k++, 3)``, which C evaluates
+    with ``k++`` up to twice, is the macro as written (and refused: ``k`` is read twice)."""
+    same_as_gcc(UNUSED_ARGUMENT, "unused", {"x": np.arange(12.0), "y": np.zeros(12)})
+    twice = UNUSED_ARGUMENT.replace("y[i] = zero(x[k++]);", "y[MIN(k++, 3)] += 1.0;")
+    with pytest.raises(spf.ParseError, match="'k' is incremented and used again"):
+        spf.from_c("#define MIN(a, b) ((a) < (b) ? (a) : (b))\n" + twice, function="unused")
+
+
+MIN_TARGET = """
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define N 9
+void clamp_sum(const double x[N], double y[N]) {
+  for (int i = 0; i < N; i++)
+    y[MIN(i, 3)] += x[i];
+}
+"""
+
+
+def test_an_update_of_an_element_chosen_by_min_compiles() -> None:
+    """``y[MIN(i, 3)] += x[i]`` imported; code generation read the target's subscript as a
+    set and failed on ``min`` ("'min' cannot be used as a function name", no position)."""
+    same_as_gcc(MIN_TARGET, "clamp_sum", {"x": np.arange(9.0), "y": np.zeros(9)})
+
+
+BOUNDARY = """
+#define N 7
+void differences(const double x[N], double y[N], double z[N]) {
+  double t;
+  for (int i = 0; i < N; i++) {
+    if (i == 0) t = x[0]; else t = x[i] - x[i - 1];
+    y[i] = t;
+  }
+  for (int i = 0; i < N; i++) {
+    double u;
+    if (i > 0) u = 2.0 * x[i]; else u = -1.0;
+    z[i] = u;
+  }
+}
+"""
+
+
+def test_a_local_written_at_one_iteration_only_by_some_statement_compiles() -> None:
+    """``if (i == 0) t = ...; else t = ...;`` with ``t`` private to loop ``i``: code
+    generation took ``t = x[0]`` (one iteration) out of the loop, before the loop that
+    declares ``t``, and gcc refused the kernel. Such a local stays shared (as in the C)."""
+    comp = same_as_gcc(BOUNDARY, "differences",
+                       {"x": np.arange(7.0) ** 2, "y": np.zeros(7), "z": np.zeros(7)})  # fmt: skip
+    assert comp.data_spaces["t"].private is None
+    assert comp.data_spaces["u"].private is None
+
+
+PIECES = """
+void pieces(int n, const double x[n + 8], double y[n + 8]) {
+  for (int i = 0; i < (n - 12) / 3 + 4; i++) {
+    double t = x[i] * 2.0;
+    y[i] += t;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 8, 20])
+def test_a_private_local_in_a_loop_whose_last_iteration_is_scanned_apart(n: int) -> None:
+    """C's quotient in the bound is a max: isl scans the loop's last iteration for some n
+    apart from the loop, and that piece needs its own copy of the private ``t`` (gcc
+    refused the generated C before); floor read the bound one iteration short for n = 1."""
+    same_as_gcc(PIECES, "pieces", {"n": n, "x": np.arange(n + 8.0), "y": np.zeros(n + 8)})
+
+
+UNSIGNED_MIX = """
+void mix(int n, const int a[n], const double x[n], double y[n], double z[n]) {
+  for (int i = 0; i < n; i++) {
+    unsigned w = x[i] > 0.5;
+    y[i] = (i - 3) * w + n * w;
+    unsigned t = -2;
+    if (t < a[i]) z[i] = 1.0;
+  }
+}
+"""
+
+
+def test_int_loop_variables_and_unsigned_locals_convert_as_c_converts_them() -> None:
+    """The generated code counts in 64 bits: ``(i - 3) * w`` with ``unsigned w`` was a
+    signed product (C converts ``i - 3`` to unsigned: 4294967293 for i = 0); an unsigned
+    local bound to a constant was compared as the integer -2 (C compares it unsigned)."""
+    args = {"n": 6, "a": np.array([-5, 0, 3, -1, 7, 2], np.int32), "x": np.full(6, 0.75),
+            "y": np.zeros(6), "z": np.zeros(6)}  # fmt: skip
+    same_as_gcc(UNSIGNED_MIX, "mix", args)
+
+
+LITERALS = """
+void literals(int n, double y[n], double z[n], double w[010]) {
+  for (int i = 0; i < n; i++) {
+    switch ((-1 / 3u) % 3) { case 0: y[i] += 1.0; break; default: y[i] -= 1.0; }
+    if (i - 2 < 3u) z[i] = 1.0;
+  }
+  for (int i = 0; i < 010; i++)
+    w[i] = i;
+  for (int i = 0; i < 8u; i++)
+    w[i] += 0.5;
+}
+"""
+
+
+def test_unsigned_and_octal_literals_keep_c_meaning() -> None:
+    """``-1 / 3u`` is unsigned arithmetic (1431655765, so ``% 3`` is 1, not 0) and
+    ``i - 2 < 3u`` compares unsigned (false for i < 2); both were read as signed set
+    constraints. ``010`` is 8: it raised a raw ValueError."""
+    args = {"n": 6, "y": np.zeros(6), "z": np.zeros(6), "w": np.zeros(8)}
+    same_as_gcc(LITERALS, "literals", args)
+
+
+MOVING_OFFSET = """
+#define N 8
+void pack(const double x[N], double y[2 * N]) {
+  int k = 0;
+  for (int i = 0; i < N; i++) {
+    double *p = &y[k];
+    k += 2;
+    p[1] = x[i];
+  }
+}
+"""
+
+
+def test_a_pointer_bound_at_an_induction_variable_is_refused() -> None:
+    """``p = &y[k]`` then ``k += 2``: the pointer keeps the place it was bound to, but its
+    offset was read again where ``p`` is used, with the new ``k`` (every write two elements
+    late). Refused, naming the variable; subscripted before ``k`` changes, the import runs
+    as the C does."""
+    with pytest.raises(spf.ParseError, match=r"line 6, column 20: pointer 'p' .* reads 'k'"):
+        spf.from_c(MOVING_OFFSET)
+    direct = MOVING_OFFSET.replace("double *p = &y[k];\n    k += 2;\n    p[1] = x[i];",
+                                   "y[k + 1] = x[i];\n    k += 2;")  # fmt: skip
+    same_as_gcc(direct, "pack", {"x": np.arange(1.0, 9.0), "y": np.zeros(16)})
+
+
+def test_a_narrow_counter_that_wraps_is_not_read_as_a_plain_subscript() -> None:
+    """``unsigned char k = 250; ... x[k]; k += 10;`` reads x[4] after the wrap; the closed
+    form read x[260] in bounds of a larger ``x``. A counter narrower than 32 bits keeps its
+    cast in a subscript, which spf refuses (it is not quasi-affine)."""
+    text = """
+#define N 4
+void f(const double x[300], double y[N]) {
+  unsigned char k = 250;
+  for (int i = 0; i < N; i++) { y[i] = x[k]; k += 10; }
+}"""
+    with pytest.raises(spf.ParseError, match=r"line 5, column 33: .*\(uint8_t\)"):
+        spf.from_c(text)

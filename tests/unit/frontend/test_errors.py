@@ -49,6 +49,7 @@ HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i,
         ("  for (i = 0; i < n; i++) y[i] = x[i][0];\n", "subscript", 3),
         ("  for (i = 0; i < n; i++) y[i] = z;\n", "'z' is not declared", 3),
         ("  y[0] = x[0] +;\n", "syntax error", 3),
+        ("  static double acc = 0.0;\n  acc += x[0];\n  y[0] = acc;\n", "static local 'acc'", 3),
     ],
 )
 def test_unsupported_constructs_raise_parse_error_with_position(
@@ -83,9 +84,9 @@ def test_unknown_function_lists_the_functions() -> None:
 
 
 def test_unsupported_directive_and_bad_macro_calls() -> None:
-    with pytest.raises(spf.ParseError, match="#if supports only"):
-        spf.from_c("#if N > 3\n#endif\nvoid f(void) {}")
-    with pytest.raises(spf.ParseError, match="takes 2 argument"):
+    with pytest.raises(spf.ParseError, match=r"^from_c: line 1, column 1: #if supports only"):
+        spf.from_c("#if N > 3\n#endif\nvoid f(void) {}")  # located as every other error
+    with pytest.raises(spf.ParseError, match=r"^from_c: line 2, column 30: macro M takes 2 arg"):
         spf.from_c("#define M(a, b) a\nvoid f(double x[2]) { x[0] = M(1); }")
     with pytest.raises(spf.ParseError, match="'A' is not declared"):  # C stops the recursion
         spf.from_c("#define A B\n#define B (A + C)\n#define C A\nvoid f(double x[2]) { x[0] = C; }")
@@ -231,3 +232,11 @@ def test_pointers_that_move_or_point_nowhere_affine_are_refused(
         spf.from_c(HEAD + f"  {body}\n}}\n", shapes={"rp": ("n",)})
     assert words in str(info.value), str(info.value)
     assert f"line 3, column {column}:" in str(info.value), str(info.value)
+
+
+def test_a_function_that_returns_a_value_is_refused_as_such() -> None:
+    """The final ``return s;`` of the imported function was called "an early return"."""
+    text = "double dot(int n, double x[n]) {\n  double s = 0.0;\n" \
+           "  for (int i = 0; i < n; i++) s += x[i];\n  return s;\n}\n"  # fmt: skip
+    with pytest.raises(spf.ParseError, match=r"line 4, column 3: the function returns a value"):
+        spf.from_c(text)

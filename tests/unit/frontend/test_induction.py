@@ -46,7 +46,8 @@ def test_values_may_read_a_closed_form_that_is_not_affine() -> None:
         "int k = 0; y[k] = 1.0; "
         "for (int i = 0; i < n; i++) { for (int j = 0; j < m; j++) k++; v[i] = k; }"
     )
-    assert [s.source for s in comp.stmts] == ["$y$(0) = 1.0;", "$v$(i) = (i*m + m);"]
+    # the closed form converted to k's type, as C's assignment converts it
+    assert [s.source for s in comp.stmts] == ["$y$(0) = 1.0;", "$v$(i) = ((int32_t)(i*m + m));"]
 
 
 @pytest.mark.parametrize(
@@ -93,3 +94,10 @@ def test_induction_variables_without_an_affine_closed_form_are_named(
         imported(body)
     assert words in str(info.value), str(info.value)
     assert f"line 3, column {column}:" in str(info.value), str(info.value)
+
+
+def test_a_refused_quotient_of_a_counter_names_the_counter() -> None:
+    """The message showed the closed form's internal placeholder (``dividend @iv0@``)."""
+    with pytest.raises(spf.ParseError, match=r"a dividend k \+ 3 that may be negative") as info:
+        imported("int k = -3; for (int i = 0; i < n; i++) { y[(k + 3) / 2] = v[i]; k++; }")
+    assert "@" not in str(info.value)
