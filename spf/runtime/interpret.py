@@ -200,6 +200,11 @@ class _Stored:
             )
         return arr, phys
 
+    @property
+    def dtype(self) -> Any:
+        """The element type of the buffer that holds the data space."""
+        return self._get().dtype
+
     def __getitem__(self, idx: tuple[int, ...]) -> Any:
         arr, phys = self._where(idx)
         return arr[phys]

@@ -46,7 +46,7 @@ class Watched:
 
     def __init__(self, array: Any, writes: Writes) -> None:
         self.array, self.writes = array, writes
-        self.shape = array.shape
+        self.shape, self.dtype = array.shape, array.dtype
 
     def __getitem__(self, idx: tuple[int, ...]) -> Any:
         return self.array[idx]

@@ -544,3 +544,22 @@ def test_abs_of_a_double_is_cs_on_every_target(target: str, tmp_path: Any) -> No
     comp.interpret(a=want, b=b)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(want, 2 * np.trunc(np.abs(b)))
+
+
+@pytest.mark.parametrize(("ctype", "dtype"), [("uint32_t", np.uint32), ("int8_t", np.int8)])
+def test_interpret_stores_integers_as_c_converts_them(
+    ctype: str, dtype: Any, tmp_path: Any
+) -> None:
+    """A value outside the element type wraps as the compiled kernel stores it (-3 into a
+    uint32_t is 4294967293, 150 into an int8_t -106); the interpreter raised
+    ArgumentError ("cannot store -3 into data space 'k'")."""
+    comp = Computation("wrap")
+    comp.add_data_space("k", ctype, shape=("N",))
+    comp.add_data_space("x", "int64_t", shape=("N",))
+    comp.add_stmt(Stmt("$k$(i) = $x$(i) * 50 - 3;", DOM1))
+    x = np.arange(5, dtype=np.int64)
+    got, want = np.zeros(5, dtype=dtype), np.zeros(5, dtype=dtype)
+    comp.compile(cache_dir=str(tmp_path))(k=want, x=x)
+    comp.interpret(k=got, x=x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, (x * 50 - 3).astype(dtype))

@@ -24,6 +24,7 @@ def _f32(value: Any) -> float:
         return float(np.float32(value))
 
 
+@functools.cache
 def _int_converter(bits: int, unsigned: bool) -> Callable[[Any], int]:
     """C conversion to an integer type: floats truncate (and must fit), integers wrap."""
     modulus = 1 << bits
@@ -203,6 +204,9 @@ class _Arrays:
 
     def store(self, arr: Any, name: str, idx: tuple[int, ...], value: Any) -> None:
         self.check(arr, name, idx, "data space")
+        kind = arr.dtype.kind  # a numpy array, or a view of one with its dtype (Watched)
+        if kind in "iu":  # C's conversion: an integer wraps (-1 -> uint32 4294967295)
+            value = _int_converter(8 * arr.dtype.itemsize, kind == "u")(value)
         try:
             arr[idx] = value
         except (ValueError, OverflowError, TypeError) as err:
