@@ -110,6 +110,47 @@ def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(team: int)
         assert all(twice < whole for twice, whole in asked)
 
 
+@pytest.mark.parametrize("team", [2, 3, 4])
+def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(team: int) -> None:
+    """Given each run's largest work of a node, ``split_runs`` reads only the runs whose
+    half of work lies within that of the share (the least prefix sum reaching the share is
+    at most the share plus one node's work, less one): on even work, as Poisson's rows
+    nearly are, a few runs instead of about half of those the cuts fall in; the parts are
+    ``coarse.split``'s, ties included."""
+    rng = np.random.default_rng(team)
+    n = 30000
+    clev = run_keys(rng, n, 60, 300)
+    nclev = int(clev.max()) + 1
+    found = find_runs(clev, nclev)
+    assert found is not None
+    order = np.argsort(clev, kind="stable")
+    cptr = np.zeros(nclev + 1, dtype=np.int64)
+    np.cumsum(np.bincount(clev, minlength=nclev), out=cptr[1:])
+    blocks = coarse.Blocks(coarse.RUN_SHIFT, n, (False,), runs=True)
+    ends = np.append(found.start[1:], n)
+    for work in (rng.integers(1, 9, n), np.full(n, 2), rng.integers(1, 3, n) * 2):
+        work = work.astype(np.int64)
+        top = np.maximum.reduceat(work, found.start)  # each run's, in node order
+        assert np.array_equal(
+            top, [work[a:b].max() for a, b in zip(found.start, ends, strict=True)]
+        )
+        wsum = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(work[order], out=wsum[1:])
+        run_sum = np.zeros(len(found.first) + 1, dtype=np.int64)
+        run_sum[1:] = wsum[found.pos[1:]]
+        asked: list[tuple[int, int]] = []
+        unbounded: list[tuple[int, int]] = []
+        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), top)
+        split_runs(found, run_sum, order, team, _numpy_reach(work, unbounded))
+        want = coarse.split(order, cptr, nclev, work, blocks, team, wsum)
+        for name in ("ptr", "partptr", "largest"):
+            np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
+        assert set(asked) <= set(unbounded)
+        assert all(twice < whole for twice, whole in asked)
+        if work.min() == work.max():  # a half within one node of the share: rare
+            assert len(asked) * 4 < len(unbounded)
+
+
 def test_short_runs_keep_the_row_sort() -> None:
     rng = np.random.default_rng(1)
     n = 10 * MIN_RUN
