@@ -8,10 +8,12 @@ nodes of one coarse level are one run). So the counting sort by coarse level and
 prefix sums of the work in that order are a sort of the *runs* (on 2-D Poisson 1000 x 1000,
 ~8,000 runs for 1M rows), and the parts of :func:`spf.runtime.coarse.split` (cut only where
 the node after a position is not the next row: at a run boundary) are found from the runs'
-work, the rows' own work read only inside the run where a cut's share of the work falls
-(:func:`spf.analysis.coarse_inspector.build_run_reach`). The order and each run's work are
-written run by run by a generated stage (:func:`spf.analysis.coarse_inspector.build_run_fill`),
-the runs taken in node order (:attr:`Runs.start`: the work read in sequence).
+work, the rows' own work read only inside the run where a cut's share of the work falls,
+and only when the run's half lies within its largest work of a row of the share
+(:func:`spf.analysis.coarse_inspector.build_run_reach`). The order, each run's work and its
+largest work of a row are written run by run by a generated stage
+(:func:`spf.analysis.coarse_inspector.build_run_fill`), the runs taken in node order
+(:attr:`Runs.start`: the work read in sequence).
 
 The plan is the one the row sort gives, array for array: the same stable order, the same
 cuts (the first position whose prefix sum reaches each share, moved to the nearer run
