@@ -881,12 +881,13 @@ RUN_FIRST = "run_first"
 RUN_LEN = "run_len"
 RUN_AT = "run_at"
 RUN_WORK = "run_work"
+RUN_TOP = "run_top"
 RUNS_N = "coarse_runs"
 RUN_LO = "run_lo"
 RUN_HI = "run_hi"
 """The arrays and parameters of :func:`build_run_fill`: per run of nodes (in node order),
-its first node, its number of nodes, its first position in coarse-level order and its
-work; the runs ``[run_lo, run_hi)`` one call fills."""
+its first node, its number of nodes, its first position in coarse-level order, its
+work and its largest work of a node; the runs ``[run_lo, run_hi)`` one call fills."""
 
 
 def build_run_fill(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
@@ -894,7 +895,9 @@ def build_run_fill(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     ``run_first``, ``run_len`` and ``run_at`` as UFs and ``work``; for each run ``run_lo <=
     r < run_hi``, its ``run_len(r)`` nodes from ``run_first(r)`` on, writes ``corder(run_at(r)
     + v) = run_first(r) + v`` and ``run_work(r)``, the sum of ``work`` over the run's nodes
-    (in a local private to the run, stored after it). A coarse level's rows are runs of
+    (in a local private to the run, stored after it), and ``run_top(r)``, the largest
+    ``work`` of one of its nodes (which spares the cuts most reads of the runs they fall
+    in: :func:`spf.runtime.coarse_runs.split_runs`). A coarse level's rows are runs of
     consecutive nodes (a run block's rows at one coarse level), so the order is written
     and the work read run by run, no slot read per node. The caller passes the runs in node
     order (their positions ``run_at`` in coarse-level order): the work, written by the pass
@@ -910,15 +913,24 @@ def build_run_fill(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     fill = build.add_data_space(fill, WORK, "int64_t", (n,))
     fill = build.add_data_space(fill, CORDER, "int64_t", (n,))
     fill = build.add_data_space(fill, RUN_WORK, "int64_t", (RUNS_N,))
+    fill = build.add_data_space(fill, RUN_TOP, "int64_t", (RUNS_N,))
     fill = _private_local(fill, "run_sum", "int64_t", r)
+    fill = _private_local(fill, "run_most", "int64_t", r)  # from 0: every work is 1 or more
     runs = f"0 <= {RUN_LO} <= {r} < {RUN_HI} <= {RUNS_N}"
     domain = f"{{[{r}, {v}]: {runs} && 0 <= {v} < {RUN_LEN}({r})}}"
     node = f"{RUN_FIRST}({r}) + {v}"
-    bodies = (f"${CORDER}$({RUN_AT}({r}) + {v}) = {node};", f"$run_sum$ += ${WORK}$({node});")
+    bodies = (
+        f"${CORDER}$({RUN_AT}({r}) + {v}) = {node};",
+        f"$run_sum$ += ${WORK}$({node});",
+        f"$run_most$ = max($run_most$, ${WORK}$({node}));",
+    )
     for j, body in enumerate(bodies):
         fill = build.add_stmt(fill, body, domain, f"{{[{r}, {v}] -> [0, {r}, 0, {v}, {j}]}}")
-    store = f"${RUN_WORK}$({r}) = $run_sum$;"
-    return build.add_stmt(fill, store, f"{{[{r}]: {runs}}}", f"{{[{r}] -> [0, {r}, 1, 0, 0]}}")
+    stores = (f"${RUN_WORK}$({r}) = $run_sum$;", f"${RUN_TOP}$({r}) = $run_most$;")
+    for j, store in enumerate(stores):
+        after = f"{{[{r}] -> [0, {r}, 1, 0, {j}]}}"
+        fill = build.add_stmt(fill, store, f"{{[{r}]: {runs}}}", after)
+    return fill
 
 
 def _declare_ufs(stage: ComputationIR, ufs: tuple[tuple[str, str, str], ...]) -> ComputationIR:

@@ -8,10 +8,12 @@ nodes of one coarse level are one run). So the counting sort by coarse level and
 prefix sums of the work in that order are a sort of the *runs* (on 2-D Poisson 1000 x 1000,
 ~8,000 runs for 1M rows), and the parts of :func:`spf.runtime.coarse.split` (cut only where
 the node after a position is not the next row: at a run boundary) are found from the runs'
-work, the rows' own work read only inside the run where a cut's share of the work falls
-(:func:`spf.analysis.coarse_inspector.build_run_reach`). The order and each run's work are
-written run by run by a generated stage (:func:`spf.analysis.coarse_inspector.build_run_fill`),
-the runs taken in node order (:attr:`Runs.start`: the work read in sequence).
+work, the rows' own work read only inside the run where a cut's share of the work falls,
+and only when the run's half lies within its largest work of a row of the share
+(:func:`spf.analysis.coarse_inspector.build_run_reach`). The order, each run's work and its
+largest work of a row are written run by run by a generated stage
+(:func:`spf.analysis.coarse_inspector.build_run_fill`), the runs taken in node order
+(:attr:`Runs.start`: the work read in sequence).
 
 The plan is the one the row sort gives, array for array: the same stable order, the same
 cuts (the first position whose prefix sum reaches each share, moved to the nearer run
@@ -144,13 +146,20 @@ def breaks(runs: Runs) -> np.ndarray:
 
 
 def split_runs(
-    runs: Runs, wsum: np.ndarray, order: np.ndarray, threads: int, reach: Reach
+    runs: Runs,
+    wsum: np.ndarray,
+    order: np.ndarray,
+    threads: int,
+    reach: Reach,
+    top: np.ndarray | None = None,
 ) -> Parts:
     """:func:`spf.runtime.coarse.split` of the coarse levels of ``runs`` whose nodes in
     coarse-level order are ``order`` (``wsum``: the work before each run, ``runs + 1``
     entries from 0): at most ``threads`` parts per coarse level, each cut at the run
     boundary nearest ``k / threads`` of its level's work. O(levels x threads) on the runs,
-    and ``reach`` over the runs a share falls inside, in their first half of work."""
+    and ``reach`` over the runs a share falls inside, in their first half of work, and
+    when ``top`` (each run's largest work of a node, in node order: :attr:`Runs.start`'s)
+    is given only those whose half lies within that largest work of the share."""
     ws, pos = wsum, runs.pos
     lr = runs.levelruns
     start, end = lr[:-1, None], lr[1:, None]
@@ -168,7 +177,13 @@ def split_runs(
         # only the runs whose share lies in their first half are read (about half of them)
         share_in, run_work = targets[inside] - ws[run], ws[run + 1] - ws[run]
         before = 2 * share_in < run_work
-        near = np.flatnonzero(before)
+        unsure = before
+        if top is not None:
+            # the least prefix sum reaching the share is the one before it (below the share)
+            # plus one node's work: at most share + top - 1, so a run whose half lies past
+            # that is cut before it unread (on Poisson all but a few of those read before)
+            unsure = before & (run_work <= 2 * (share_in + top[runs.perm[run]] - 1))
+        near = np.flatnonzero(unsure)
         if len(near):
             read = run[near]
             reached = reach(runs.first[read], pos[read + 1] - pos[read], share_in[near])

@@ -101,6 +101,7 @@ from spf.analysis.coarse_inspector import (
     RUN_HI,
     RUN_LEN,
     RUN_LO,
+    RUN_TOP,
     RUN_WORK,
     RUNS_N,
     SINK_KEY,
@@ -1548,7 +1549,8 @@ class WavefrontKernel(Kernel):
         runs = len(found.first)
         order = np.empty(len(work), dtype=np.int64)
         run_work = np.empty(runs, dtype=np.int64)  # in node order
-        args = {CORDER: order, RUN_WORK: run_work, WORK: work, RUNS_N: runs}
+        run_top = np.empty(runs, dtype=np.int64)
+        args = {CORDER: order, RUN_WORK: run_work, RUN_TOP: run_top, WORK: work, RUNS_N: runs}
         args |= {RUN_FIRST: found.start, RUN_LEN: found.size, RUN_AT: found.at}
         args |= _pick(fill_k, given)
         if ahead is None:
@@ -1564,7 +1566,8 @@ class WavefrontKernel(Kernel):
             return _level_sizes(stages[4], level, levels, given)
 
         reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given))
-        return level_sizes, split_runs(found, wsum, order, team, reach), int(wsum[-1])
+        parts = split_runs(found, wsum, order, team, reach, run_top)
+        return level_sizes, parts, int(wsum[-1])
 
     def _sorted(
         self,

@@ -6,12 +6,26 @@ numpy's."""
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
-from spf.analysis.coarse_inspector import REACH_GOT, build_run_reach
+from spf.analysis.coarse_inspector import (
+    CORDER,
+    REACH_GOT,
+    RUN_AT,
+    RUN_FIRST,
+    RUN_HI,
+    RUN_LEN,
+    RUN_LO,
+    RUN_TOP,
+    RUN_WORK,
+    RUNS_N,
+    WORK,
+    build_run_reach,
+)
 from spf.analysis.executor import build_executor
 from spf.kernels import sptrsv_csr
 from spf.runtime import coarse, copies
@@ -108,6 +122,47 @@ def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(team: int)
             np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
         assert asked
         assert all(twice < whole for twice, whole in asked)
+
+
+@pytest.mark.parametrize("team", [2, 3, 4])
+def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(team: int) -> None:
+    """Given each run's largest work of a node, ``split_runs`` reads only the runs whose
+    half of work lies within that of the share (the least prefix sum reaching the share is
+    at most the share plus one node's work, less one): on even work, as Poisson's rows
+    nearly are, a few runs instead of about half of those the cuts fall in; the parts are
+    ``coarse.split``'s, ties included."""
+    rng = np.random.default_rng(team)
+    n = 30000
+    clev = run_keys(rng, n, 60, 300)
+    nclev = int(clev.max()) + 1
+    found = find_runs(clev, nclev)
+    assert found is not None
+    order = np.argsort(clev, kind="stable")
+    cptr = np.zeros(nclev + 1, dtype=np.int64)
+    np.cumsum(np.bincount(clev, minlength=nclev), out=cptr[1:])
+    blocks = coarse.Blocks(coarse.RUN_SHIFT, n, (False,), runs=True)
+    ends = np.append(found.start[1:], n)
+    for work in (rng.integers(1, 9, n), np.full(n, 2), rng.integers(1, 3, n) * 2):
+        work = work.astype(np.int64)
+        top = np.maximum.reduceat(work, found.start)  # each run's, in node order
+        assert np.array_equal(
+            top, [work[a:b].max() for a, b in zip(found.start, ends, strict=True)]
+        )
+        wsum = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(work[order], out=wsum[1:])
+        run_sum = np.zeros(len(found.first) + 1, dtype=np.int64)
+        run_sum[1:] = wsum[found.pos[1:]]
+        asked: list[tuple[int, int]] = []
+        unbounded: list[tuple[int, int]] = []
+        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), top)
+        split_runs(found, run_sum, order, team, _numpy_reach(work, unbounded))
+        want = coarse.split(order, cptr, nclev, work, blocks, team, wsum)
+        for name in ("ptr", "partptr", "largest"):
+            np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
+        assert set(asked) <= set(unbounded)
+        assert all(twice < whole for twice, whole in asked)
+        if work.min() == work.max():  # a half within one node of the share: rare
+            assert len(asked) * 4 < len(unbounded)
 
 
 def test_short_runs_keep_the_row_sort() -> None:
@@ -278,6 +333,34 @@ def test_the_reach_stage_finds_the_least_prefix_sum_reaching_each_share(
         sums = np.cumsum(work[a : a + s])
         reached = sums[sums >= share[r]]
         assert got[r] == (reached[0] if len(reached) else top), r
+
+
+def test_the_fill_stage_keeps_each_runs_work_and_largest_work(
+    sptrsv_wavefront: WavefrontKernel,
+) -> None:
+    """Per run (in node order) the fill writes the order at the run's positions, the sum of
+    its nodes' work and their largest work, which bounds where the cuts read
+    (:func:`split_runs`'s ``top``); in two ranges of runs as on one."""
+    rng = np.random.default_rng(9)
+    n = 20000
+    clev = run_keys(rng, n, 40, 300)
+    found = find_runs(clev, int(clev.max()) + 1)
+    assert found is not None
+    work = rng.integers(1, 9, n).astype(np.int64)
+    runs = len(found.start)
+    fill_k = sptrsv_wavefront._split()[6]
+    ends = np.append(found.start[1:], n)
+    for halves in ((0, runs), (0, runs // 3, runs)):
+        order = np.full(n, -1, dtype=np.int64)
+        run_work, run_top = np.zeros(runs, dtype=np.int64), np.zeros(runs, dtype=np.int64)
+        arrays = {CORDER: order, RUN_WORK: run_work, RUN_TOP: run_top, WORK: work}
+        arrays |= {RUN_FIRST: found.start, RUN_LEN: found.size, RUN_AT: found.at}
+        for lo, hi in itertools.pairwise(halves):
+            fill_k(check=False, **arrays, **{RUNS_N: runs, RUN_LO: lo, RUN_HI: hi, "N": n})
+        np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
+        spans = list(zip(found.start, ends, strict=True))
+        np.testing.assert_array_equal(run_work, [work[a:b].sum() for a, b in spans])
+        np.testing.assert_array_equal(run_top, [work[a:b].max() for a, b in spans])
 
 
 def test_the_reach_stage_stores_its_answer_once_a_run() -> None:
