@@ -195,6 +195,28 @@ def _lex(a: tuple[str, ...], b: tuple[str, ...], d: int) -> list[str]:
     return [f"{a[k]} = {b[k]}" for k in range(d)] + [f"{a[d]} < {b[d]}"]
 
 
+def _before(
+    ir: ComputationIR,
+    sa: StmtReading,
+    ta: tuple[str, ...],
+    sb: StmtReading,
+    tb: tuple[str, ...],
+    start: int = 0,
+) -> list[tuple[int | None, list[str]]]:
+    """The ways an instance of ``sa`` (times ``ta``) runs before one of ``sb`` (``tb``),
+    given equal times before position ``start``: ``(d, constraints)`` for the first
+    position ``d`` where they differ, and ``(None, all equal)`` where ``sa`` comes first in
+    statement order, which is how the interpreter and the generated code run instances of
+    two statements at one time (the scan breaks such ties by statement order)."""
+    out: list[tuple[int | None, list[str]]] = [
+        (d, _lex(ta, tb, d)[start:]) for d in range(start, len(ta))
+    ]
+    order = [st.name for st in ir.parsed_stmts]
+    if sa.name != sb.name and order.index(sa.name) < order.index(sb.name):
+        out.append((None, [f"{ta[k]} = {tb[k]}" for k in range(start, len(ta))]))
+    return out
+
+
 def check_storage(ir: ComputationIR) -> None:
     """Raise ``IllegalScheduleError`` when the layout lets a write overwrite a live value."""
     placements = {p.data_space for p in ir.placements}
@@ -282,8 +304,8 @@ def _clobbered(
         if pairs is None or tw is None:
             continue
         keep = list(range(len(xw), len(xw) + len(xr)))
-        for d in range(len(tw)):
-            piece = pairs.intersect(_constraint(xw + xr, _lex(tw, tr, d)))
+        for _, earlier in _before(ir, w.stmt, tw, r.stmt, tr):
+            piece = pairs.intersect(_constraint(xw + xr, earlier))
             if not piece.is_empty():
                 out = out.union(_project(piece, keep, xr))
     return out
@@ -333,7 +355,6 @@ def _rewritten(
 ) -> Set:
     """The instances of ``r`` (over ``xr``) whose element some writer writes earlier in the
     same allocation (the same values of the schedule up to ``pos``)."""
-    width = ir.schedule_width
     out = _constraint(xr, ["false"])
     for w in writers:
         xw = _names(w.stmt, "v", taken)
@@ -342,8 +363,8 @@ def _rewritten(
             continue
         pairs = same_element(w.stmt, w.logical, r.stmt, r.logical, xw, xr)
         same = [f"{tw[k]} = {tr[k]}" for k in range(pos + 1)]
-        for d in range(pos + 1, width):
-            piece = pairs.intersect(_constraint(xw + xr, same + _lex(tw, tr, d)[pos + 1 :]))
+        for _, earlier in _before(ir, w.stmt, tw, r.stmt, tr, pos + 1):
+            piece = pairs.intersect(_constraint(xw + xr, same + earlier))
             if not piece.is_empty():
                 keep = list(range(len(xw), len(xw) + len(xr)))
                 out = out.union(_project(piece, keep, xr))
@@ -462,16 +483,16 @@ def _check_triple(ir: ComputationIR, buffer: str, w1: _Acc, w2: _Acc, r: _Acc) -
         return
     width = ir.schedule_width
     all_names = x1 + x3 + x2
-    for d1 in range(width):
-        first = triple.intersect(_constraint(all_names, _lex(t2, t1, d1)))
+    for _, w2_first in _before(ir, w2.stmt, t2, w1.stmt, t1):
+        first = triple.intersect(_constraint(all_names, w2_first))
         if first.is_empty():
             continue
-        for d2 in range(width):
-            if first.intersect(_constraint(all_names, _lex(t1, t3, d2))).is_empty():
+        for d2, w1_first in _before(ir, w1.stmt, t1, r.stmt, t3):
+            if first.intersect(_constraint(all_names, w1_first)).is_empty():
                 continue
             p = placement_of(ir, r.space)
             assert p is not None  # r.space is stored in the buffer
-            loop = _loop_name(r.stmt, width, d2)
+            loop = None if d2 is None else _loop_name(r.stmt, width, d2)
             where = f" (across loop {loop!r})" if loop else ""
             raise IllegalScheduleError(
                 f"illegal data layout: {w1.stmt.name} writes {w1.space!r} into buffer "

@@ -315,3 +315,35 @@ def test_a_local_read_before_it_is_written_keeps_its_zero(scope: str) -> None:
     y = np.zeros(50)
     kernel(x=x, y=y, N=50)
     assert np.array_equal(y, x)
+
+
+def _tied_fold(reads_before: bool, reader_first: bool) -> Computation:
+    """``t`` written and read by two statements with one schedule ({[i] -> [0, i, 0]}:
+    their instances at one time run in statement order) and folded to one cell."""
+    comp = Computation("tied_fold")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("t", "double", shape=("N",))
+    write = Stmt("$t$(i) = $x$(i) * 2;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}", name="w")
+    shift = "i - 1" if reads_before else "i"
+    read = Stmt(f"$y$(i) = $t$({shift}) + 1;", "{[i]: 1 <= i < N}", "{[i] -> [0, i, 0]}", name="r")
+    for s in (read, write) if reader_first else (write, read):
+        comp.add_stmt(s)
+    comp.stmt("w").store_in(comp.add_buffer("tb", (1,), "double", scope="stack"), ["0"])
+    return comp
+
+
+def test_a_fold_between_statements_at_equal_times_follows_their_statement_order() -> None:
+    """The storage check ordered instances only by schedule positions: a writer and a reader
+    at one time (statement order: the writer first) were never ordered, so folding ``t`` to
+    one cell was accepted where the reader reads ``t(i - 1)``, which ``w(i)`` has already
+    overwritten (y = 2x(i) + 1 instead of 2x(i-1) + 1). Instances at one time run in
+    statement order: refused; reading ``t(i)`` right after ``w(i)`` stays legal."""
+    with pytest.raises(spf.IllegalScheduleError, match="w writes 't' into buffer 'tb'"):
+        _tied_fold(reads_before=True, reader_first=False).compile()
+    x = np.arange(1.0, 8.0)
+    y = np.zeros(7)
+    _tied_fold(reads_before=False, reader_first=False).compile()(x=x, y=y)
+    np.testing.assert_array_equal(y[1:], 2 * x[1:] + 1)
+    with pytest.raises(spf.IllegalScheduleError, match="r reads elements of 't' that no"):
+        _tied_fold(reads_before=False, reader_first=True).compile()
