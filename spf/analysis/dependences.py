@@ -310,7 +310,8 @@ def _compute(ir: ComputationIR, private: bool) -> tuple[Dependence, ...]:
         (written_s, touched_s), (written_t, touched_t) = spaces[src.name], spaces[snk.name]
         if not (written_s & touched_t or touched_s & written_t):
             continue  # no common data space that one of them writes
-        base = (context, _pair_inputs(records, src, snk))
+        # statement order orders instances at one time (runs_first_at_ties)
+        base = (context, _pair_inputs(records, src, snk), runs_first_at_ties(ir, src, snk))
         now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
         # tags (distribute, gpu) map instances to ranks and copies by the current schedule
         placed = dependence_tags(src) or dependence_tags(snk)
@@ -477,7 +478,7 @@ def _pair_relations(
     orig = _Timing(orig_s, orig_t, xs, ys, facts)
     if orig.never_before():
         return ()  # e.g. the sink's loop nest comes first: no access pair to compare
-    tied = src.name != snk.name  # two statements may run instances at one time
+    tied = runs_first_at_ties(ir, src, snk)
     touching: dict[tuple[int, int, int, int], Set] = {}
     out: list[_Found] = []
     for kind, src_kind, snk_kind in KINDS:
@@ -518,13 +519,22 @@ def _pair_relations(
     return tuple(out)
 
 
+def runs_first_at_ties(ir: ComputationIR, src: StmtReading, snk: StmtReading) -> bool:
+    """Whether instances of ``src`` run before those of ``snk`` at equal times: two
+    statements whose schedules put instances at one time run them in statement order (the
+    interpreter, and the generated code, whose scan breaks such ties the same way)."""
+    if src.name == snk.name:
+        return False
+    order = [st.name for st in ir.parsed_stmts]
+    return order.index(src.name) < order.index(snk.name)
+
+
 def _ordered_pieces(orig: _Timing, pairs: Set, tied: bool) -> list[tuple[int | None, Set]]:
-    """The pieces of ``pairs`` where the source may run first in the program order: by the
-    schedule position ordering them, and (``tied``: two statements) at equal times, with no
-    position (None). Instances of two statements at one time run in an order no schedule
-    position states (the interpreter takes statement order, the generated code its own), so
-    such a pair is a dependence both ways: a schedule that moves either one is checked
-    against it (loop-independent: no loop carries it)."""
+    """The pieces of ``pairs`` where the source runs first in the program order: by the
+    schedule position ordering them, and (``tied``: the source's statement comes first in
+    statement order, :func:`runs_first_at_ties`) at equal times, with no position (None): a
+    loop-independent dependence that a schedule moving the sink before the source (or the
+    source after the sink) breaks."""
     pieces: list[tuple[int | None, Set]] = list(orig.levels(pairs, "<"))
     if tied:
         tie = orig.tie(pairs)
@@ -656,8 +666,15 @@ def violation(ir: ComputationIR, dep: Dependence) -> str | None:
         loop = _loop_name(src, width, d)
         where = f"across loop {loop!r}" if loop else f"at schedule position {d}"
         return f"the sink would run before the source {where}"
+    if runs_first_at_ties(ir, src, snk):
+        return None  # at equal times the source runs first, in statement order
     if not empty(cur.level(pairs, 0, "="), facts):
-        return "source and sink would run at the same time (the schedule is not injective)"
+        if src.name == snk.name:
+            return "source and sink would run at the same time (the schedule is not injective)"
+        return (
+            "source and sink would run at the same time, where the sink's statement comes "
+            "first (instances at one time run in statement order)"
+        )
     return None
 
 
