@@ -177,7 +177,11 @@ def bind(
     f = Formula(text, a, checked, orders, tensors, extents, monomials, (), index_dtype)
     first = _outer(f)
     order = _order(f, indices, first)
-    return Formula(text, a, checked, orders, tensors, extents, monomials, order, index_dtype)
+    bound = Formula(text, a, checked, orders, tensors, extents, monomials, order, index_dtype)
+    from spf.index_notation.names import check_operands
+
+    check_operands(bound)
+    return bound
 
 
 def _outer(f: Formula) -> str | None:
@@ -194,13 +198,19 @@ def uses_of(f: Formula, m: Monomial) -> list[SparseUse]:
     """The sparse uses of monomial ``m`` (equal accesses share one use)."""
     uses: dict[tuple[str, tuple[str, ...]], SparseUse] = {}
     count: dict[str, int] = {}
+    prefixes = set(f.tensors)  # a second use of A scans A2_k unless a tensor is named A2
     for acc in m.factors:
         fmt = f.formats.get(acc.name)
         key = (acc.name, acc.indices)
         if fmt is None or key in uses:
             continue
         count[acc.name] = count.get(acc.name, 0) + 1
-        prefix = acc.name if count[acc.name] == 1 else f"{acc.name}{count[acc.name]}"
+        prefix, n = acc.name, count[acc.name]
+        if n > 1:
+            while f"{acc.name}{n}" in prefixes:
+                n += 1
+            prefix = f"{acc.name}{n}"
+            prefixes.add(prefix)
         uses[key] = SparseUse.of(acc.name, fmt, acc.indices, f.extents, prefix)
     return list(uses.values())
 

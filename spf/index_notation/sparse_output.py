@@ -704,7 +704,11 @@ def build_sparse(f: Formula, name: str, *, parallel: bool) -> SparseEinsum:
     fmt = f.out_format()
     assert fmt is not None
     c = compressed_output(f, fmt)
-    return SparseEinsum(f, c, tuple(_terms(f, c)), name, parallel)
+    terms = _terms(f, c)
+    from spf.index_notation.names import check_output
+
+    check_output(f, c, union=union_of(terms, c.outer, c.inner) is not None)
+    return SparseEinsum(f, c, tuple(terms), name, parallel)
 
 
 def output_size(f: Formula, c: Compressed, ptr: np.ndarray[Any, Any]) -> int:
