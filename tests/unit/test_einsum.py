@@ -216,13 +216,17 @@ def test_a_union_merge_of_rows_with_repeated_columns_stays_in_its_workspace() ->
         ("s = a(i) * b(i) * c(i)", {"a": CSF(1), "b": CSF(1), "c": CSF(1)}, "two lists"),
         ("s = A(i,j) * B(i,j)", {"A": CSF(2), "B": CSF(2)}, "must be the innermost index"),
         ("C(i,j) = A(i,j) * B(i,j)", {"A": COO, "B": COO}, "without an ordering fact"),
+        ("C(i,j) = A(i,j) * B(i,j)", {"A": CSR, "B": COO}, "B reads j at the position"),
     ],
 )
 def test_products_that_are_not_one_merge_are_refused_not_guarded(
     text: str, formats: dict[str, spf.Format], message: str
 ) -> None:
-    with pytest.raises(CodegenError, match=message):
+    with pytest.raises(CodegenError, match=message) as info:
         spf.einsum(text, **formats)
+    # two operands: no "all but two of them" (audit16), no loops named "none"
+    assert ("all but two" in str(info.value)) == (len(formats) > 2)
+    assert "loops none" not in str(info.value)
 
 
 def test_too_many_products_are_refused() -> None:
