@@ -127,6 +127,12 @@ def _fresh(base: str, taken: set[str]) -> str:
     return name
 
 
+def once_var(f: Formula) -> str:
+    """The iterator of a statement that runs once (``{[z]: z = 0}``): ``z``, unless the
+    formula names a tensor, an index or an extent so (a dense operand ``z(i)``)."""
+    return _fresh("z", {*f.tensors, *f.extents, *f.extents.values()})
+
+
 def _row_schedule(top: int, loops: tuple[str, ...], pos: int) -> str:
     """``[top, o, pos, v2, 0, ..., vn, 0]``: the loops of a statement inside row ``o``."""
     rest = "".join(f", {v}, 0" for v in loops[1:])
@@ -194,7 +200,10 @@ def _symbolic(
         ]
     for pos, (t, text) in enumerate(zip(terms, marks, strict=True), 1):
         _add_term(comp, t, text.format(n=t.at(n), o=o, ptr=ptr), pos)
-    comp.add_stmt(Stmt(f"${ptr}$(0) = 0;", f"{{[z]: z = 0 && {eo} >= 0}}", "{[z] -> [1, z, 0]}"))
+    z = once_var(f)
+    comp.add_stmt(
+        Stmt(f"${ptr}$(0) = 0;", f"{{[{z}]: {z} = 0 && {eo} >= 0}}", f"{{[{z}] -> [1, {z}, 0]}}")
+    )
     comp.add_stmt(
         Stmt(
             f"${ptr}$({o} + 1) += ${ptr}$({o});",
@@ -323,7 +332,9 @@ def _numeric(
         sorted_list = "lst"
     else:
         sorted_list = "srt"
-        top = _sort(comp, (o, a, n, v, lane), rows, length, en, dt, top, once=not merged)
+        top = _sort(
+            comp, (o, a, n, v, lane), rows, length, en, dt, top, once=not merged, z=once_var(f)
+        )
     if single:
         _gather_single(comp, f, c, (sorted_list, a), top, merged)
         return comp
@@ -372,7 +383,8 @@ def _gather_single(
 
     if merged:
         en = f.extents[c.inner]
-        gather_at_cursor(comp, f, c, *listed, top, _thresholds(en), "$len$(0) = 0;")
+        start = _thresholds(en, once_var(f))
+        gather_at_cursor(comp, f, c, *listed, top, start, "$len$(0) = 0;")
     else:
         gather_at_cursor(comp, f, c, *listed, top)
 
@@ -432,13 +444,13 @@ def _declare_sort(comp: Computation, en: str, dt: str) -> None:
     _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
 
 
-def _thresholds(en: str) -> str:
+def _thresholds(en: str, z: str) -> str:
     """The C text setting :func:`_sort`'s thresholds ``thr``, ``bits`` and ``base`` (at
     ``z``, of a statement whose domain is ``z = 0``) from the column extent ``en``."""
     return (
-        f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(32.0 * sqrt((double){en}))); "
-        f"$bits$(z) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
-        "$base$(z) = (int64_t)1 << bits(z);"
+        f"$thr$({z}) = (int64_t)fmin((double){en}, sqrt(32.0 * sqrt((double){en}))); "
+        f"$bits$({z}) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
+        f"$base$({z}) = (int64_t)1 << bits({z});"
     )
 
 
@@ -451,6 +463,7 @@ def _sort(
     dt: str,
     top: int,
     once: bool = True,
+    z: str = "z",
 ) -> int:
     """Statements sorting row ``o``'s column list ``lst`` (``L`` entries) into ``srt``, at
     schedule positions ``top`` on; returns the next free position. The thresholds are set
@@ -478,7 +491,7 @@ def _sort(
     sqrt(EN))`` in all (five statements)."""
     o, a, q, v, lane = names
     if once:
-        comp.add_stmt(Stmt(_thresholds(en), "{[z]: z = 0}", "{[z] -> [-1, z, 0]}"))
+        comp.add_stmt(Stmt(_thresholds(en, z), f"{{[{z}]: {z} = 0}}", f"{{[{z}] -> [-1, {z}, 0]}}"))
     short = f"{rows} && {length} <= thr(0)"
     padded = f"{LANES} * floor(({length} + {LANES - 1}) / {LANES})"
     comp.add_stmt(

@@ -88,3 +88,36 @@ def test_names_next_to_generated_ones_are_kept(text: str, formats: dict[str, spf
     assert isinstance(
         comp.codegen() if isinstance(comp, spf.Computation) else comp.numeric.codegen(), str
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "C(i,j) = A(i,j) * x(j) + B(i,j) * z(i)",  # a union: its sizing and single pass
+        "C(i,k) = A(i,j) * B(j,k) * z(k)",  # the dense row, its sort and the bound
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_dense_operand_named_z_beside_a_sparse_output(text: str, threads: int) -> None:
+    """The phases' statements that run once iterate over ``z`` unless the formula names a
+    tensor so (it raised a VerifyError: iterator 'z' is also the name of a data space)."""
+    from spf.runtime.threads import openmp_threads
+
+    a, b = _dense(6, 7, 5), _dense(6, 7, 6)
+    x, z = np.arange(1.0, 8.0), np.arange(1.0, 7.0)
+    if "B(j,k)" in text:
+        b = _dense(7, 6, 6)
+        want = (a @ b) * z
+    else:
+        want = a * x + b * z[:, None]
+    kernel = spf.einsum(text, A=CSR, B=CSR, C=CSR).compile()
+    with openmp_threads(threads):  # one thread: the single pass; two: both phases
+        out = kernel(
+            **({"x": x} if "x(j)" in text else {}),
+            z=z,
+            **csr_args(a, prefix="A_"),
+            **csr_args(b, prefix="B_"),
+        )
+    got = sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=want.shape)
+    assert got.has_sorted_indices
+    assert np.allclose(got.toarray(), want)
