@@ -212,7 +212,7 @@ def _symbolic(
         )
     )
     if parallel:
-        comp.stmt("s0").parallelize(o)
+        comp.stmts[0].parallelize(o)  # s0 unless a tensor is named s0
     return comp
 
 
@@ -304,6 +304,9 @@ def _numeric(
     # a single pass that sorts clears the length at each row's end instead (its first
     # row finds the workspace's zero): one statement fewer (see gather_at_cursor)
     merged = single and sorts
+    taken = {o, n, *f.extents, *f.tensors}  # loops of the row's list: no tensor's names
+    a, p = _fresh("a", taken), _fresh("p", taken)
+    v, lane = _fresh("v", taken), _fresh("l", taken)
     if not merged:
         rows0 = f"{{[{o}]: 0 <= {o} < {eo}}}"
         comp.add_stmt(Stmt("$len$(0) = 0;", rows0, f"{{[{o}] -> [0, {o}, 0]}}"))
@@ -311,8 +314,10 @@ def _numeric(
         # columns overwrite its start (written just before the sort reads it as vectors,
         # the loads would stall on the stores in flight)
         comp.assume(f"{en} >= 0")  # an extent: lst has LANES slots at least
-        pad = f"{{[{o}, a]: 0 <= {o} < {eo} && 0 <= a < {LANES} && {en} >= 1}}"
-        comp.add_stmt(Stmt(f"$lst$(a) = {en} - 1;", pad, f"{{[{o}, a] -> [0, {o}, 0, a + 1, 0]}}"))
+        pad = f"{{[{o}, {a}]: 0 <= {o} < {eo} && 0 <= {a} < {LANES} && {en} >= 1}}"
+        comp.add_stmt(
+            Stmt(f"$lst$({a}) = {en} - 1;", pad, f"{{[{o}, {a}] -> [0, {o}, 0, {a} + 1, 0]}}")
+        )
     rows_only = ("thr", "base", "bits")  # computed once, before the row loop
     _workspaces(comp, [w for w, d in comp.data_spaces.items() if d.role == "local"
                        and w not in rows_only], o)  # fmt: skip
@@ -321,10 +326,6 @@ def _numeric(
         first = f"$mark$({at}) = {o} + 1; $lst$(len(0)) = {at}; $len$(0) += 1; $acc$({at}) = 0;"
         src = f"if ($mark$({at}) != {o} + 1) {{ {first} }} $acc$({at}) += {t.value};"
         _add_term(comp, t, src, pos)
-    taken = {o, n, *f.extents}
-    a, p = _fresh("a", taken), _fresh("p", taken)
-    taken |= set(f.tensors)
-    v, lane = _fresh("v", taken), _fresh("l", taken)
     rows = f"0 <= {o} < {eo}"
     length = "len(0)" if single else f"{ptr}({o}+1) - {ptr}({o})"
     top = len(terms) + 1
@@ -348,7 +349,7 @@ def _numeric(
         )
     )
     if parallel:
-        comp.stmt("s0").parallelize(o)
+        comp.stmts[0].parallelize(o)  # s0 unless a tensor is named s0
     return comp
 
 
@@ -420,7 +421,7 @@ def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, paral
         )
     )
     if parallel:
-        comp.stmt("s0").parallelize(o)
+        comp.stmts[0].parallelize(o)  # s0 unless a tensor is named s0
 
 
 def _workspaces(comp: Computation, names: list[str], o: str) -> None:
@@ -428,7 +429,7 @@ def _workspaces(comp: Computation, names: list[str], o: str) -> None:
     as soon as it exists: each command compares the computation's fingerprint, whose cost
     grows with the statements already there."""
     for ws in names:
-        comp.stmt("s0").workspace(ws, o)
+        comp.stmts[0].workspace(ws, o)
 
 
 def _declare_sort(comp: Computation, en: str, dt: str) -> None:

@@ -93,31 +93,32 @@ def test_names_next_to_generated_ones_are_kept(text: str, formats: dict[str, spf
 @pytest.mark.parametrize(
     "text",
     [
-        "C(i,j) = A(i,j) * x(j) + B(i,j) * z(i)",  # a union: its sizing and single pass
-        "C(i,k) = A(i,j) * B(j,k) * z(k)",  # the dense row, its sort and the bound
+        "C(i,j) = A(i,j) * x(j) + B(i,j) * {}(i)",  # a union: its sizing and single pass
+        "C(i,k) = A(i,j) * B(j,k) * {}(k)",  # the dense row, its sort and the bound
     ],
 )
+@pytest.mark.parametrize("name", ["z", "a", "k1", "s0"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_dense_operand_named_z_beside_a_sparse_output(text: str, threads: int) -> None:
-    """The phases' statements that run once iterate over ``z`` unless the formula names a
-    tensor so (it raised a VerifyError: iterator 'z' is also the name of a data space)."""
+def test_a_dense_operand_named_like_a_phase_s_own_names(text: str, name: str, threads: int) -> None:
+    """A sparse output's phases name their run-once statements' iterator (``z``), the
+    padding loop of the row's list (``a``), the quantified variables of the operands'
+    ordering facts (CSR's ``k1``, ``k2``) and refer to their first statement (``s0``)
+    apart from the formula's tensors: each raised a VerifyError or UndeclaredError."""
     from spf.runtime.threads import openmp_threads
 
+    text = text.format(name)
     a, b = _dense(6, 7, 5), _dense(6, 7, 6)
-    x, z = np.arange(1.0, 8.0), np.arange(1.0, 7.0)
+    x = np.arange(1.0, 8.0)
     if "B(j,k)" in text:
         b = _dense(7, 6, 6)
-        want = (a @ b) * z
+        v = np.arange(1.0, 7.0)
+        want, dense = (a @ b) * v, {name: v}
     else:
-        want = a * x + b * z[:, None]
+        v = np.arange(1.0, 7.0)
+        want, dense = a * x + b * v[:, None], {"x": x, name: v}
     kernel = spf.einsum(text, A=CSR, B=CSR, C=CSR).compile()
     with openmp_threads(threads):  # one thread: the single pass; two: both phases
-        out = kernel(
-            **({"x": x} if "x(j)" in text else {}),
-            z=z,
-            **csr_args(a, prefix="A_"),
-            **csr_args(b, prefix="B_"),
-        )
+        out = kernel(**dense, **csr_args(a, prefix="A_"), **csr_args(b, prefix="B_"))
     got = sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=want.shape)
     assert got.has_sorted_indices
     assert np.allclose(got.toarray(), want)
