@@ -122,3 +122,14 @@ def test_a_dense_operand_named_like_a_phase_s_own_names(text: str, name: str, th
     got = sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=want.shape)
     assert got.has_sorted_indices
     assert np.allclose(got.toarray(), want)
+
+
+@pytest.mark.parametrize("name", ["I", "J", "A_NNZ"])
+def test_a_kernel_named_like_one_of_its_sizes_is_refused_before_gcc(name: str) -> None:
+    """The checked variant calls the plain function, whose name a parameter of the same
+    name hid: gcc failed ('called object I is not a function'); now a CodegenError."""
+    comp = spf.einsum("y(i) = A(i,j) * x(j)", A=CSR, name=name)
+    with pytest.raises(
+        spf.CodegenError, match=rf"function name {name} is also the name of a symbolic constant"
+    ):
+        comp.compile()
