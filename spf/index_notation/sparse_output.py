@@ -144,11 +144,13 @@ def _terms(f: Formula, c: Compressed) -> list[Term]:
     for t in terms:
         if t.loops[0] != c.outer:
             iterating = [u.operand for u in t.uses if u.iterates(c.outer)]
+            one = len(iterating) == 1
             raise ArgumentError(
                 f"einsum {f.text!r}: the sparse output {c.name} is built along {c.outer}, "
-                f"but {', '.join(iterating)} iterate {c.outer} from their storage; give "
-                f"them a format whose {c.outer} is a dense level (CSR rows), or make "
-                f"{c.name} dense"
+                f"but {' and '.join(iterating)} {'iterates' if one else 'iterate'} "
+                f"{c.outer} from {'its' if one else 'their'} storage; give "
+                f"{'it' if one else 'them'} a format whose {c.outer} is a dense level (CSR "
+                f"rows), or make {c.name} dense"
             )
     return terms
 

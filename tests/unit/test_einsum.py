@@ -347,3 +347,8 @@ def test_a_constant_too_large_for_a_double_is_a_parse_error() -> None:
     """``1e400`` read as inf, which the generated C then named as an undeclared 'inf'."""
     with pytest.raises(spf.ParseError, match="1e400 is too large for a double"):
         spf.einsum("y(i) = 1e400 * x(i)")
+
+
+def test_a_sparse_output_along_an_index_an_operand_iterates_is_refused_in_good_grammar() -> None:
+    with pytest.raises(ArgumentError, match="but T iterates i from its storage; give it a format"):
+        spf.einsum("C(i,k) = T(i,j,k) * v(j)", T=CSF(3), C=CSR)
