@@ -236,3 +236,11 @@ class Einsum(Computation):
             remember=untouched,
         )  # fmt: skip
         return EinsumKernel(self.formula, kernel)
+
+    def interpret(self, *positional: object, **arrays: Any) -> None:
+        """:meth:`Computation.interpret`, taking the operands as the compiled kernel takes
+        them: the sparse operands' prefixed sizes (``A_N`` from ``csr_args(A, prefix="A_")``)
+        and the extents a dense operand's shape gives."""
+        from spf.index_notation.kernel import resolve_extents
+
+        super().interpret(*positional, **resolve_extents(self.formula, arrays))

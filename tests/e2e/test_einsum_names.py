@@ -133,3 +133,14 @@ def test_a_kernel_named_like_one_of_its_sizes_is_refused_before_gcc(name: str) -
         spf.CodegenError, match=rf"function name {name} is also the name of a symbolic constant"
     ):
         comp.compile()
+
+
+def test_the_interpreter_takes_the_arguments_the_kernel_takes() -> None:
+    """``comp.interpret`` (the reference the docs compare with) refused the operands'
+    prefixed sizes (``A_N``, ``A_M``) that ``csr_args(A, prefix="A_")`` passes and the
+    compiled kernel takes ('unknown argument(s) A_M, A_N')."""
+    a, b = _dense(5, 6, 7), _dense(5, 6, 8)
+    comp = spf.einsum("C(i,j) = A(i,j) * B(i,j)", A=CSR, B=CSR)
+    got = np.full((5, 6), 3.0)
+    comp.interpret(C=got, **csr_args(a, prefix="A_"), **csr_args(b, prefix="B_"))
+    assert np.allclose(got, a * b)
