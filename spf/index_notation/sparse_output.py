@@ -240,13 +240,22 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
         return set()
     t = terms[0]
     users = [u for u in t.uses if u.iterates(c.inner)]
+    # a fiber "of the row" is located by the row: an operand without the row's index
+    # (Y(j,i) = v(j) * x(i)) gives every row the same fiber, which bounds no row's sum
+    of_row = all(c.outer in u.indices for u in users)
     if t.merge is not None and t.merge.index == c.inner and t.loops[:-2] == (c.outer,):
-        return set(t.merge.operands)  # the merge visits the common columns in order
-    if len(users) != 1 or not users[0].fmt.assume:
+        # the merge visits the common columns in order
+        return set(t.merge.operands) if of_row else set()
+    if len(users) != 1 or not users[0].fmt.assume or not of_row:
         return set()
     u = users[0]
+    closure = u.closure(c.inner)
+    if any(v in u.indices and v != c.outer for v in closure):
+        # the fiber is located by another index too (D(i,j) * B(j,k): B's row j), which
+        # runs inside the output's row: the row gathers several fibers, in no order
+        return set()
     n = t.loops.index(c.inner)
-    ordered = list(t.loops[:n]) == [c.outer, *(v for v in u.closure(c.inner) if v != c.outer)]
+    ordered = list(t.loops[:n]) == [c.outer, *(v for v in closure if v != c.outer)]
     return {u.operand} if ordered else set()
 
 
