@@ -100,3 +100,39 @@ def test_a_fiber_every_row_of_the_output_reads(text: str, threads: int) -> None:
     got = sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=(5, 4))
     assert got.has_sorted_indices
     assert np.allclose(got.toarray(), want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "text", ["Y(j,i) = x(i) + z(i)", "Y(j,i) = v(j) * x(i) - z(i)", "Y(j,i) = x(i) + E(j,i)"]
+)
+def test_a_sum_over_fibers_every_row_reads_is_no_union_of_the_row(text: str, threads: int) -> None:
+    """A union merge bounded by its operands' sizes (the single pass) and built per row:
+    operands without the output's row index were merged as if each row had fibers of its
+    own, and the rows came out wrong in both paths."""
+    rng = np.random.default_rng(2)
+    v, x, z = rng.random(5), rng.random(4), rng.random(4)
+    x[[1, 2]] = 0.0
+    z[0] = 0.0
+    e = sp.random_array((5, 4), density=0.5, format="csr", rng=6).toarray()
+    formats: dict[str, spf.Format] = {"x": CSF(1), "Y": CSR}
+    args: dict[str, object] = {**csf_args(np.nonzero(x), x[x != 0], (4,), prefix="x_")}
+    if "E(j,i)" in text:
+        formats["E"] = CSR
+        args.update(csr_args(e, prefix="E_"))
+        want = x + e
+    else:
+        formats["z"] = CSF(1)
+        args.update(csf_args(np.nonzero(z), z[z != 0], (4,), prefix="z_"))
+        if "v(j)" in text:
+            args["v"] = v
+            want = np.outer(v, x) - z
+        else:
+            args["J"] = 5
+            want = np.tile(x + z, (5, 1))
+    kernel = spf.einsum(text, **formats).compile()
+    with openmp_threads(threads):
+        out = kernel(**args)
+    got = sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=(5, 4))
+    assert got.has_sorted_indices
+    assert np.allclose(got.toarray(), want)
