@@ -86,9 +86,10 @@ def intersect(text: str, index: str, uses: list[SparseUse], outer: list[str]) ->
             text,
             index,
             uses,
-            f"{' and '.join(u.fmt.name for u in unsorted)} has no ordering fact (its "
-            "coordinates may come in any order), and a format without an ordering fact "
-            "cannot be merged",
+            f"{' and '.join(dict.fromkeys(u.fmt.name for u in unsorted))} "
+            f"{'has' if len({u.fmt.name for u in unsorted}) == 1 else 'have'} no ordering "
+            "fact (its coordinates may come in any order), and a format without an ordering "
+            "fact cannot be merged",
         )
     return Merge(
         index, (cursors[0], cursors[1]), uses[0].defined[index], (uses[0].operand, uses[1].operand)

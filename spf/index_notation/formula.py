@@ -254,7 +254,7 @@ def _order(f: Formula, indices: list[str], first: str | None) -> tuple[str, ...]
                     heapq.heappush(ready, (rank[w], w))
     if len(done) < len(indices):
         stuck = sorted((a, b) for b in indices for a in before[b])
-        reasons = "; ".join(why[p] for p in stuck if p in why)
+        reasons = "; ".join(dict.fromkeys(why[p] for p in stuck if p in why))
         raise ArgumentError(
             f"einsum {f.text!r}: no loop order scans every sparse operand: {reasons}. Give one "
             "of them a format that iterates its indices in the other order (CSC instead of "

@@ -352,3 +352,13 @@ def test_a_constant_too_large_for_a_double_is_a_parse_error() -> None:
 def test_a_sparse_output_along_an_index_an_operand_iterates_is_refused_in_good_grammar() -> None:
     with pytest.raises(ArgumentError, match="but T iterates i from its storage; give it a format"):
         spf.einsum("C(i,k) = T(i,j,k) * v(j)", T=CSF(3), C=CSR)
+
+
+def test_refusals_name_each_reason_once() -> None:
+    """'the output Y is built along k' came twice, 'COO and COO has no ordering fact'."""
+    with pytest.raises(ArgumentError) as info:
+        spf.einsum("Y(i,k) = 0.5 * w(j) * F(j,k)", F=CSR, Y=CSC)
+    assert str(info.value).count("the output Y is built along k") == 1
+    with pytest.raises(CodegenError, match=r"A \(COO\) and B \(COO\) both .*; COO has no") as err:
+        spf.einsum("C(i,j) = A(i,j) * B(i,j)", A=COO, B=COO)
+    assert "COO and COO" not in str(err.value)
