@@ -287,6 +287,13 @@ def lower(ir: ComputationIR, name: str | None = None) -> Program:
         "buffer": _buffers(ir),
     }
     _check_function_name(ir.name, fname, stmts, macros)
+    if fname in ir.params:
+        raise CodegenError(
+            f"function name {fname} is also the name of a symbolic constant of {ir.name}: "
+            f"the function's parameter {fname} would hide the function from the checked "
+            "variant that calls it (gcc fails); name the computation (or codegen/compile's "
+            "name=) otherwise"
+        )
     from spf.codegen.verify import verify
 
     check_statement_names(stmts, {**macros, "symbolic constant": ir.params})

@@ -21,6 +21,7 @@ extents (``I``, ``J``) and the operands' sizes (``A_NNZ``).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from spf.computation import Computation, Stmt
@@ -116,9 +117,33 @@ def declare_operands(
                 dtype=f.index_dtype,
             )
         for fact in fmt.assume if acc.name in ordered else ():
-            comp.assume(rename(fact, {u: names[u] for u in fmt.ufs}))
+            taken = {*f.tensors, *f.extents.values(), *names.values()}
+            comp.assume(
+                rename(fact, {**_bound_apart(fact, taken), **{u: names[u] for u in fmt.ufs}})
+            )
     for same in _shared_extents(f):
         comp.assume(same)  # each call refuses operands whose shapes differ (resolve_extents)
+
+
+_FORALL = re.compile(r"\s*forall\s+([\w\s,]+):")
+
+
+def _bound_apart(fact: str, taken: set[str]) -> dict[str, str]:
+    """New names for the quantified variables of ``fact`` (``forall i, k1, k2: ...``, CSR's
+    order) that a tensor or size of the formula bears (a dense operand ``k1``): the fact
+    would be refused, its variable being also a data space or constant."""
+    m = _FORALL.match(fact)
+    if m is None:
+        return {}
+    bound = [v.strip() for v in m.group(1).split(",")]
+    out: dict[str, str] = {}
+    for v in bound:
+        if v in taken:
+            new = v
+            while new in taken or new in bound or new in out.values():
+                new += "_"
+            out[v] = new
+    return out
 
 
 def _shared_extents(f: Formula) -> list[str]:
@@ -211,3 +236,11 @@ class Einsum(Computation):
             remember=untouched,
         )  # fmt: skip
         return EinsumKernel(self.formula, kernel)
+
+    def interpret(self, *positional: object, **arrays: Any) -> None:
+        """:meth:`Computation.interpret`, taking the operands as the compiled kernel takes
+        them: the sparse operands' prefixed sizes (``A_N`` from ``csr_args(A, prefix="A_")``)
+        and the extents a dense operand's shape gives."""
+        from spf.index_notation.kernel import resolve_extents
+
+        super().interpret(*positional, **resolve_extents(self.formula, arrays))

@@ -46,10 +46,13 @@ class Merge:
 
 def _refuse(text: str, index: str, uses: list[SparseUse], why: str) -> CodegenError:
     names = " and ".join(f"{u.operand} ({u.fmt.name})" for u in uses)
+    if len(uses) == 2:
+        who, dense = "both iterate", "Pass one of them dense (leave it out of the formats)"
+    else:
+        who, dense = "all iterate", "Pass all but two of them dense (leave them out of the formats)"
     return CodegenError(
-        f"einsum {text!r}: {names} all iterate index {index!r} from their own sorted "
-        f"coordinate lists; {why}. Pass all but two of them dense (leave them out of the "
-        "formats), or split the formula into several einsum calls"
+        f"einsum {text!r}: {names} {who} index {index!r} from their own coordinate lists; "
+        f"{why}. {dense}, or split the formula into several einsum calls"
     )
 
 
@@ -63,17 +66,30 @@ def intersect(text: str, index: str, uses: list[SparseUse], outer: list[str]) ->
     for u in uses:
         new = [v for v in u.closure(index) if v not in outer]
         if len(new) != 1 or new[0] not in u.loops or new[0] in u.indices:
+            how = (
+                f"through the loops {', '.join(new)}"
+                if new
+                else "at the position that gives the indices before it (one list of all "
+                "its entries, not a list for each of the indices before it)"
+            )
             raise _refuse(
                 text,
                 index,
                 uses,
-                f"{u.operand} reaches {index} through the loops {', '.join(new) or 'none'} "
-                "rather than one position inside the indices before it",
+                f"a merge needs each list reached by one position loop inside the indices "
+                f"before {index}, but {u.operand} reads {index} {how}",
             )
         cursors.append(new[0])
-    if not all(u.fmt.assume for u in uses):
+    unsorted = [u for u in uses if not u.fmt.assume]
+    if unsorted:
         raise _refuse(
-            text, index, uses, "a format without an ordering fact cannot be merged (unsorted)"
+            text,
+            index,
+            uses,
+            f"{' and '.join(dict.fromkeys(u.fmt.name for u in unsorted))} "
+            f"{'has' if len({u.fmt.name for u in unsorted}) == 1 else 'have'} no ordering "
+            "fact (its coordinates may come in any order), and a format without an ordering "
+            "fact cannot be merged",
         )
     return Merge(
         index, (cursors[0], cursors[1]), uses[0].defined[index], (uses[0].operand, uses[1].operand)

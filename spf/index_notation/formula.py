@@ -177,7 +177,11 @@ def bind(
     f = Formula(text, a, checked, orders, tensors, extents, monomials, (), index_dtype)
     first = _outer(f)
     order = _order(f, indices, first)
-    return Formula(text, a, checked, orders, tensors, extents, monomials, order, index_dtype)
+    bound = Formula(text, a, checked, orders, tensors, extents, monomials, order, index_dtype)
+    from spf.index_notation.names import check_operands
+
+    check_operands(bound)
+    return bound
 
 
 def _outer(f: Formula) -> str | None:
@@ -194,13 +198,19 @@ def uses_of(f: Formula, m: Monomial) -> list[SparseUse]:
     """The sparse uses of monomial ``m`` (equal accesses share one use)."""
     uses: dict[tuple[str, tuple[str, ...]], SparseUse] = {}
     count: dict[str, int] = {}
+    prefixes = set(f.tensors)  # a second use of A scans A2_k unless a tensor is named A2
     for acc in m.factors:
         fmt = f.formats.get(acc.name)
         key = (acc.name, acc.indices)
         if fmt is None or key in uses:
             continue
         count[acc.name] = count.get(acc.name, 0) + 1
-        prefix = acc.name if count[acc.name] == 1 else f"{acc.name}{count[acc.name]}"
+        prefix, n = acc.name, count[acc.name]
+        if n > 1:
+            while f"{acc.name}{n}" in prefixes:
+                n += 1
+            prefix = f"{acc.name}{n}"
+            prefixes.add(prefix)
         uses[key] = SparseUse.of(acc.name, fmt, acc.indices, f.extents, prefix)
     return list(uses.values())
 
@@ -244,7 +254,7 @@ def _order(f: Formula, indices: list[str], first: str | None) -> tuple[str, ...]
                     heapq.heappush(ready, (rank[w], w))
     if len(done) < len(indices):
         stuck = sorted((a, b) for b in indices for a in before[b])
-        reasons = "; ".join(why[p] for p in stuck if p in why)
+        reasons = "; ".join(dict.fromkeys(why[p] for p in stuck if p in why))
         raise ArgumentError(
             f"einsum {f.text!r}: no loop order scans every sparse operand: {reasons}. Give one "
             "of them a format that iterates its indices in the other order (CSC instead of "

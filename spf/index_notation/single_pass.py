@@ -95,7 +95,9 @@ def _cursor(
     ``C_rowptr(0)`` before the rows, in one statement with the C text ``start``) and the C
     text that writes a column ``{}`` and a value ``{}`` at it and advances it (saturating
     at ``C_CAP - 1``: every write stays inside the arrays whatever the operands hold)."""
-    cap, ptr = cap_name(c), c.array(c.ptr)
+    from spf.index_notation.sparse_output import once_var
+
+    cap, ptr, z = cap_name(c), c.array(c.ptr), once_var(f)
     at = "at"
     while at in taken:
         at += "_"
@@ -106,8 +108,8 @@ def _cursor(
     comp.add_stmt(
         Stmt(
             f"${at}$(0) = 0; ${ptr}$(0) = 0; {start}".rstrip(),
-            f"{{[z]: z = 0 && {f.extents[c.outer]} >= 0}}",
-            "{[z] -> [-2, z, 0]}",
+            f"{{[{z}]: {z} = 0 && {f.extents[c.outer]} >= 0}}",
+            f"{{[{z}] -> [-2, {z}, 0]}}",
         )
     )
     put = (
@@ -253,11 +255,14 @@ def build_bound(f: Formula, c: Compressed, terms: list[Term], name: str) -> Comp
     how = sized_by(f, c, terms)
     if how is None or how[0] != "bound":
         return None
+    from spf.index_notation.sparse_output import once_var
+
     comp = Computation(f"{name}_bound")
     declare_operands(comp, f, output=False)
     out = c.array("bound")
     comp.add_data_space(out, "int64_t", shape=("1",))
-    comp.add_stmt(Stmt(f"${out}$(z) = 0;", "{[z]: z = 0}", "{[z] -> [-1, z, 0]}"))
+    z = once_var(f)
+    comp.add_stmt(Stmt(f"${out}$({z}) = 0;", f"{{[{z}]: {z} = 0}}", f"{{[{z}] -> [-1, {z}, 0]}}"))
     for pos, t in enumerate(terms):
         comp.add_stmt(Stmt(f"${out}$(0) += 1;", t.domain, schedule(pos, t.loops)))
     return comp

@@ -127,6 +127,12 @@ def _fresh(base: str, taken: set[str]) -> str:
     return name
 
 
+def once_var(f: Formula) -> str:
+    """The iterator of a statement that runs once (``{[z]: z = 0}``): ``z``, unless the
+    formula names a tensor, an index or an extent so (a dense operand ``z(i)``)."""
+    return _fresh("z", {*f.tensors, *f.extents, *f.extents.values()})
+
+
 def _row_schedule(top: int, loops: tuple[str, ...], pos: int) -> str:
     """``[top, o, pos, v2, 0, ..., vn, 0]``: the loops of a statement inside row ``o``."""
     rest = "".join(f", {v}, 0" for v in loops[1:])
@@ -138,11 +144,13 @@ def _terms(f: Formula, c: Compressed) -> list[Term]:
     for t in terms:
         if t.loops[0] != c.outer:
             iterating = [u.operand for u in t.uses if u.iterates(c.outer)]
+            one = len(iterating) == 1
             raise ArgumentError(
                 f"einsum {f.text!r}: the sparse output {c.name} is built along {c.outer}, "
-                f"but {', '.join(iterating)} iterate {c.outer} from their storage; give "
-                f"them a format whose {c.outer} is a dense level (CSR rows), or make "
-                f"{c.name} dense"
+                f"but {' and '.join(iterating)} {'iterates' if one else 'iterate'} "
+                f"{c.outer} from {'its' if one else 'their'} storage; give "
+                f"{'it' if one else 'them'} a format whose {c.outer} is a dense level (CSR "
+                f"rows), or make {c.name} dense"
             )
     return terms
 
@@ -194,7 +202,10 @@ def _symbolic(
         ]
     for pos, (t, text) in enumerate(zip(terms, marks, strict=True), 1):
         _add_term(comp, t, text.format(n=t.at(n), o=o, ptr=ptr), pos)
-    comp.add_stmt(Stmt(f"${ptr}$(0) = 0;", f"{{[z]: z = 0 && {eo} >= 0}}", "{[z] -> [1, z, 0]}"))
+    z = once_var(f)
+    comp.add_stmt(
+        Stmt(f"${ptr}$(0) = 0;", f"{{[{z}]: {z} = 0 && {eo} >= 0}}", f"{{[{z}] -> [1, {z}, 0]}}")
+    )
     comp.add_stmt(
         Stmt(
             f"${ptr}$({o} + 1) += ${ptr}$({o});",
@@ -203,7 +214,7 @@ def _symbolic(
         )
     )
     if parallel:
-        comp.stmt("s0").parallelize(o)
+        comp.stmts[0].parallelize(o)  # s0 unless a tensor is named s0
     return comp
 
 
@@ -229,13 +240,22 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
         return set()
     t = terms[0]
     users = [u for u in t.uses if u.iterates(c.inner)]
+    # a fiber "of the row" is located by the row: an operand without the row's index
+    # (Y(j,i) = v(j) * x(i)) gives every row the same fiber, which bounds no row's sum
+    of_row = all(c.outer in u.indices for u in users)
     if t.merge is not None and t.merge.index == c.inner and t.loops[:-2] == (c.outer,):
-        return set(t.merge.operands)  # the merge visits the common columns in order
-    if len(users) != 1 or not users[0].fmt.assume:
+        # the merge visits the common columns in order
+        return set(t.merge.operands) if of_row else set()
+    if len(users) != 1 or not users[0].fmt.assume or not of_row:
         return set()
     u = users[0]
+    closure = u.closure(c.inner)
+    if any(v in u.indices and v != c.outer for v in closure):
+        # the fiber is located by another index too (D(i,j) * B(j,k): B's row j), which
+        # runs inside the output's row: the row gathers several fibers, in no order
+        return set()
     n = t.loops.index(c.inner)
-    ordered = list(t.loops[:n]) == [c.outer, *(v for v in u.closure(c.inner) if v != c.outer)]
+    ordered = list(t.loops[:n]) == [c.outer, *(v for v in closure if v != c.outer)]
     return {u.operand} if ordered else set()
 
 
@@ -295,6 +315,9 @@ def _numeric(
     # a single pass that sorts clears the length at each row's end instead (its first
     # row finds the workspace's zero): one statement fewer (see gather_at_cursor)
     merged = single and sorts
+    taken = {o, n, *f.extents, *f.tensors}  # loops of the row's list: no tensor's names
+    a, p = _fresh("a", taken), _fresh("p", taken)
+    v, lane = _fresh("v", taken), _fresh("l", taken)
     if not merged:
         rows0 = f"{{[{o}]: 0 <= {o} < {eo}}}"
         comp.add_stmt(Stmt("$len$(0) = 0;", rows0, f"{{[{o}] -> [0, {o}, 0]}}"))
@@ -302,8 +325,10 @@ def _numeric(
         # columns overwrite its start (written just before the sort reads it as vectors,
         # the loads would stall on the stores in flight)
         comp.assume(f"{en} >= 0")  # an extent: lst has LANES slots at least
-        pad = f"{{[{o}, a]: 0 <= {o} < {eo} && 0 <= a < {LANES} && {en} >= 1}}"
-        comp.add_stmt(Stmt(f"$lst$(a) = {en} - 1;", pad, f"{{[{o}, a] -> [0, {o}, 0, a + 1, 0]}}"))
+        pad = f"{{[{o}, {a}]: 0 <= {o} < {eo} && 0 <= {a} < {LANES} && {en} >= 1}}"
+        comp.add_stmt(
+            Stmt(f"$lst$({a}) = {en} - 1;", pad, f"{{[{o}, {a}] -> [0, {o}, 0, {a} + 1, 0]}}")
+        )
     rows_only = ("thr", "base", "bits")  # computed once, before the row loop
     _workspaces(comp, [w for w, d in comp.data_spaces.items() if d.role == "local"
                        and w not in rows_only], o)  # fmt: skip
@@ -312,10 +337,6 @@ def _numeric(
         first = f"$mark$({at}) = {o} + 1; $lst$(len(0)) = {at}; $len$(0) += 1; $acc$({at}) = 0;"
         src = f"if ($mark$({at}) != {o} + 1) {{ {first} }} $acc$({at}) += {t.value};"
         _add_term(comp, t, src, pos)
-    taken = {o, n, *f.extents}
-    a, p = _fresh("a", taken), _fresh("p", taken)
-    taken |= set(f.tensors)
-    v, lane = _fresh("v", taken), _fresh("l", taken)
     rows = f"0 <= {o} < {eo}"
     length = "len(0)" if single else f"{ptr}({o}+1) - {ptr}({o})"
     top = len(terms) + 1
@@ -323,7 +344,9 @@ def _numeric(
         sorted_list = "lst"
     else:
         sorted_list = "srt"
-        top = _sort(comp, (o, a, n, v, lane), rows, length, en, dt, top, once=not merged)
+        top = _sort(
+            comp, (o, a, n, v, lane), rows, length, en, dt, top, once=not merged, z=once_var(f)
+        )
     if single:
         _gather_single(comp, f, c, (sorted_list, a), top, merged)
         return comp
@@ -337,7 +360,7 @@ def _numeric(
         )
     )
     if parallel:
-        comp.stmt("s0").parallelize(o)
+        comp.stmts[0].parallelize(o)  # s0 unless a tensor is named s0
     return comp
 
 
@@ -372,7 +395,8 @@ def _gather_single(
 
     if merged:
         en = f.extents[c.inner]
-        gather_at_cursor(comp, f, c, *listed, top, _thresholds(en), "$len$(0) = 0;")
+        start = _thresholds(en, once_var(f))
+        gather_at_cursor(comp, f, c, *listed, top, start, "$len$(0) = 0;")
     else:
         gather_at_cursor(comp, f, c, *listed, top)
 
@@ -408,7 +432,7 @@ def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, paral
         )
     )
     if parallel:
-        comp.stmt("s0").parallelize(o)
+        comp.stmts[0].parallelize(o)  # s0 unless a tensor is named s0
 
 
 def _workspaces(comp: Computation, names: list[str], o: str) -> None:
@@ -416,7 +440,7 @@ def _workspaces(comp: Computation, names: list[str], o: str) -> None:
     as soon as it exists: each command compares the computation's fingerprint, whose cost
     grows with the statements already there."""
     for ws in names:
-        comp.stmt("s0").workspace(ws, o)
+        comp.stmts[0].workspace(ws, o)
 
 
 def _declare_sort(comp: Computation, en: str, dt: str) -> None:
@@ -432,13 +456,13 @@ def _declare_sort(comp: Computation, en: str, dt: str) -> None:
     _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
 
 
-def _thresholds(en: str) -> str:
+def _thresholds(en: str, z: str) -> str:
     """The C text setting :func:`_sort`'s thresholds ``thr``, ``bits`` and ``base`` (at
     ``z``, of a statement whose domain is ``z = 0``) from the column extent ``en``."""
     return (
-        f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(32.0 * sqrt((double){en}))); "
-        f"$bits$(z) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
-        "$base$(z) = (int64_t)1 << bits(z);"
+        f"$thr$({z}) = (int64_t)fmin((double){en}, sqrt(32.0 * sqrt((double){en}))); "
+        f"$bits$({z}) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
+        f"$base$({z}) = (int64_t)1 << bits({z});"
     )
 
 
@@ -451,6 +475,7 @@ def _sort(
     dt: str,
     top: int,
     once: bool = True,
+    z: str = "z",
 ) -> int:
     """Statements sorting row ``o``'s column list ``lst`` (``L`` entries) into ``srt``, at
     schedule positions ``top`` on; returns the next free position. The thresholds are set
@@ -478,7 +503,7 @@ def _sort(
     sqrt(EN))`` in all (five statements)."""
     o, a, q, v, lane = names
     if once:
-        comp.add_stmt(Stmt(_thresholds(en), "{[z]: z = 0}", "{[z] -> [-1, z, 0]}"))
+        comp.add_stmt(Stmt(_thresholds(en, z), f"{{[{z}]: {z} = 0}}", f"{{[{z}] -> [-1, {z}, 0]}}"))
     short = f"{rows} && {length} <= thr(0)"
     padded = f"{LANES} * floor(({length} + {LANES - 1}) / {LANES})"
     comp.add_stmt(
@@ -704,7 +729,11 @@ def build_sparse(f: Formula, name: str, *, parallel: bool) -> SparseEinsum:
     fmt = f.out_format()
     assert fmt is not None
     c = compressed_output(f, fmt)
-    return SparseEinsum(f, c, tuple(_terms(f, c)), name, parallel)
+    terms = _terms(f, c)
+    from spf.index_notation.names import check_output
+
+    check_output(f, c, union=union_of(terms, c.outer, c.inner) is not None)
+    return SparseEinsum(f, c, tuple(terms), name, parallel)
 
 
 def output_size(f: Formula, c: Compressed, ptr: np.ndarray[Any, Any]) -> int:

@@ -65,6 +65,8 @@ def _single(t: Term, outer: str, index: str) -> tuple[str, str] | None:
         return None
     if t.loops[0] != outer or t.loops[2] != index or t.loops[1] in u.indices:
         return None
+    if outer not in u.indices:  # one fiber read by every row (Y(j,i) = x(i) + z(i))
+        return None
     return t.loops[1], u.defined[index]
 
 

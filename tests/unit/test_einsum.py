@@ -216,13 +216,17 @@ def test_a_union_merge_of_rows_with_repeated_columns_stays_in_its_workspace() ->
         ("s = a(i) * b(i) * c(i)", {"a": CSF(1), "b": CSF(1), "c": CSF(1)}, "two lists"),
         ("s = A(i,j) * B(i,j)", {"A": CSF(2), "B": CSF(2)}, "must be the innermost index"),
         ("C(i,j) = A(i,j) * B(i,j)", {"A": COO, "B": COO}, "without an ordering fact"),
+        ("C(i,j) = A(i,j) * B(i,j)", {"A": CSR, "B": COO}, "B reads j at the position"),
     ],
 )
 def test_products_that_are_not_one_merge_are_refused_not_guarded(
     text: str, formats: dict[str, spf.Format], message: str
 ) -> None:
-    with pytest.raises(CodegenError, match=message):
+    with pytest.raises(CodegenError, match=message) as info:
         spf.einsum(text, **formats)
+    # two operands: no "all but two of them" (audit16), no loops named "none"
+    assert ("all but two" in str(info.value)) == (len(formats) > 2)
+    assert "loops none" not in str(info.value)
 
 
 def test_too_many_products_are_refused() -> None:
@@ -343,3 +347,18 @@ def test_a_constant_too_large_for_a_double_is_a_parse_error() -> None:
     """``1e400`` read as inf, which the generated C then named as an undeclared 'inf'."""
     with pytest.raises(spf.ParseError, match="1e400 is too large for a double"):
         spf.einsum("y(i) = 1e400 * x(i)")
+
+
+def test_a_sparse_output_along_an_index_an_operand_iterates_is_refused_in_good_grammar() -> None:
+    with pytest.raises(ArgumentError, match="but T iterates i from its storage; give it a format"):
+        spf.einsum("C(i,k) = T(i,j,k) * v(j)", T=CSF(3), C=CSR)
+
+
+def test_refusals_name_each_reason_once() -> None:
+    """'the output Y is built along k' came twice, 'COO and COO has no ordering fact'."""
+    with pytest.raises(ArgumentError) as info:
+        spf.einsum("Y(i,k) = 0.5 * w(j) * F(j,k)", F=CSR, Y=CSC)
+    assert str(info.value).count("the output Y is built along k") == 1
+    with pytest.raises(CodegenError, match=r"A \(COO\) and B \(COO\) both .*; COO has no") as err:
+        spf.einsum("C(i,j) = A(i,j) * B(i,j)", A=COO, B=COO)
+    assert "COO and COO" not in str(err.value)
