@@ -55,7 +55,6 @@ def einsum(
     >>> print(comp.loop_structure())
     for i:
       s0
-    for i:
       for A_k:
         s1
     >>> A = sp.csr_array(np.array([[1.0, 2.0], [0.0, 3.0]]))
