@@ -298,11 +298,11 @@ class Plan:
         ``order32`` itself: :data:`NARROW_ORDER`)."""
         plan = cls.__new__(cls)
         later = LEVEL_ORDER if order32 is None else (*LEVEL_ORDER, "coarse_order")
-        for spec in dataclasses.fields(cls):
-            if spec.name in fields:
-                object.__setattr__(plan, spec.name, fields[spec.name])
-            elif spec.name not in later and callable(spec.default_factory):
-                object.__setattr__(plan, spec.name, spec.default_factory())
+        for name, default in _defaults(cls):
+            if name in fields:
+                object.__setattr__(plan, name, fields[name])
+            elif name not in later and default is not None:
+                object.__setattr__(plan, name, default())
         object.__setattr__(plan, "_sort_levels", sort)
         if narrow is not None:
             object.__setattr__(plan, NARROW, narrow)
@@ -354,6 +354,22 @@ class Plan:
             f"strategy={self.strategy!r}"
             + (f", part-ordered copies of {', '.join(self.copies)})" if self.copies else ")")
         )
+
+
+def _defaults(cls: type[Plan]) -> tuple[tuple[str, Callable[[], Any] | None], ...]:
+    """Each field of ``cls`` with its default factory (None without one): what
+    :meth:`Plan._levels_later` sets (:data:`_PLAN_DEFAULTS`: a :class:`Plan`'s, looked up
+    once rather than on each inspection)."""
+    if cls is Plan and "_PLAN_DEFAULTS" in globals():
+        return _PLAN_DEFAULTS
+    out: list[tuple[str, Callable[[], Any] | None]] = []
+    for spec in dataclasses.fields(cls):
+        factory = spec.default_factory
+        out.append((spec.name, factory if callable(factory) else None))
+    return tuple(out)
+
+
+_PLAN_DEFAULTS = _defaults(Plan)
 
 
 LEVEL_ORDER = ("levelptr", "order", "groups", "groupptr", "one_thread")
@@ -546,10 +562,10 @@ def _dtype_name(dtype: np.dtype[Any]) -> str:
 
 def coarse_order(plan: Plan) -> np.ndarray:
     """The order of ``plan``'s parts as the executor reads it: the fill's 32-bit order where
-    the plan holds it (:data:`NARROW_ORDER`; ``plan.coarse_order`` is not widened), else
-    ``plan.coarse_order``."""
+    the plan holds it and the 32-bit executor runs it (:data:`NARROW_ORDER`;
+    ``plan.coarse_order`` is not widened), else ``plan.coarse_order``."""
     order: np.ndarray | None = plan.__dict__.get(NARROW_ORDER)
-    return plan.coarse_order if order is None else order
+    return order if order is not None and fits(len(order)) else plan.coarse_order
 
 
 def plan_parts(plan: Plan) -> coarse.Parts:
@@ -2379,8 +2395,16 @@ def _groups(levelptr: np.ndarray, levels: int) -> tuple[int, np.ndarray, np.ndar
 
 
 def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
-    names = {a.name for a in kernel.arguments}
+    """The entries of ``given`` that ``kernel`` takes (its argument names kept per kernel:
+    an inspection picks for ~5 stage calls)."""
+    names = _ARG_NAMES.get(kernel)
+    if names is None:
+        names = _ARG_NAMES[kernel] = frozenset(a.name for a in kernel.arguments)
     return {k: v for k, v in given.items() if k in names}
+
+
+_ARG_NAMES: weakref.WeakKeyDictionary[Kernel, frozenset[str]] = weakref.WeakKeyDictionary()
+"""Per stage kernel, the names of its arguments (:func:`_pick`)."""
 
 
 def compile_wavefront(
