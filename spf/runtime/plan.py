@@ -322,7 +322,7 @@ class Plan:
                         object.__setattr__(self, name, self.__dict__[NARROW].wide())
                 return self.__dict__[name]
             if name == "coarse_order" and NARROW_ORDER in self.__dict__:
-                with _SORT_LOCK:
+                with _ORDER_LOCK:  # not _SORT_LOCK, which a call may hold
                     if name not in self.__dict__:
                         wide = self.__dict__[NARROW_ORDER].astype(np.int64)
                         wide.setflags(write=False)
@@ -393,6 +393,8 @@ kernels' rows it completes), set by its inspector: what a ``"serial"`` plan runs
 other on a team of one thread. Not pickled (a plan read back runs the serial kernels)."""
 LevelOrder = tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]
 _SORT_LOCK = threading.Lock()
+_ORDER_LOCK = threading.Lock()
+"""Held while a plan's ``coarse_order`` is widened from :data:`NARROW_ORDER`."""
 
 _INSPECTOR_OUTPUT = threading.local()
 """``active`` while :meth:`WavefrontKernel.inspect` builds a :class:`Plan` from what its

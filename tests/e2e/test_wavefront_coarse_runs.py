@@ -115,3 +115,31 @@ def test_the_runs_order_stays_32_bit_until_read(
     with fixed_team(2):
         kernel(u=u, f=f, plan=back, **args)
     np.testing.assert_array_equal(u, want)
+
+
+@pytest.mark.parametrize("copies", [False, True])
+def test_a_plan_too_long_for_32_bits_runs_the_wide_order(
+    copies: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan whose positions do not fit 32 bits (here: ``fits`` says so) runs on the 64-bit
+    executor (or the 64-bit copies), which read ``plan.coarse_order``, widened from the
+    fill's 32-bit order by the call."""
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    solve = kernels.sptrsv_csr()
+    solve.wavefront("i")
+    kernel = cast("WavefrontKernel", solve.compile())
+    lower = sp.csr_array(sp.tril(poisson2d(200), format="csr"))
+    lower.sort_indices()
+    args = sptrsv_args(lower)
+    f = np.random.default_rng(7).uniform(-1, 1, lower.shape[0])
+    want = np.zeros_like(f)
+    compiled("sptrsv_csr")(u=want, f=f, **args)
+    with fixed_team(2):
+        plan = kernel.inspect(check=False, strategy="coarse", copies=copies, **args)
+    assert plan_module.NARROW_ORDER in plan.__dict__
+    monkeypatch.setattr(plan_module, "fits", lambda positions: False)
+    u = np.zeros_like(f)
+    with fixed_team(2):
+        kernel(u=u, f=f, plan=plan, check=False, **args)
+    np.testing.assert_array_equal(u, want)
+    assert plan.__dict__["coarse_order"].dtype == np.int64  # what the wide executor read
