@@ -904,14 +904,17 @@ def build_run_fill(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     a few milliseconds before, is then read in sequence, and only the order's writes jump
     from run to run (on Poisson 1M, one thread, the whole inspection 0.013-0.04 serial
     solves less than with the runs in coarse-level order, five processes; docs/inspection.md).
-    Two threads fill one range of runs each (the ranges write disjoint entries)."""
+    Two threads fill one range of runs each (the ranges write disjoint entries). The order is
+    written in 32 bits (the coarse inspector levels at most ``2**31 - 1`` nodes), the width
+    the executor reads it in: the plan holds it as it is and widens ``coarse_order`` only when
+    a caller reads it (:data:`spf.runtime.plan.NARROW_ORDER`)."""
     v, n = analysis.var, analysis.nodes
     r = f"{v}_run"
     fill = build.computation(name)
     ends = (RUNS_N, f"{n} + 1")  # a length or a position: one entry more than a node
     fill = _declare_ufs(fill, ((RUN_FIRST, RUNS_N, n), (RUN_LEN, *ends), (RUN_AT, *ends)))
     fill = build.add_data_space(fill, WORK, "int64_t", (n,))
-    fill = build.add_data_space(fill, CORDER, "int64_t", (n,))
+    fill = build.add_data_space(fill, CORDER, "int32_t", (n,))  # the executor's width
     fill = build.add_data_space(fill, RUN_WORK, "int64_t", (RUNS_N,))
     fill = build.add_data_space(fill, RUN_TOP, "int64_t", (RUNS_N,))
     fill = _private_local(fill, "run_sum", "int64_t", r)

@@ -282,23 +282,32 @@ class Plan:
 
     @classmethod
     def _levels_later(
-        cls, sort: Callable[[], LevelOrder], narrow: NarrowLevels | None = None, **fields: Any
+        cls,
+        sort: Callable[[], LevelOrder],
+        narrow: NarrowLevels | None = None,
+        order32: np.ndarray | None = None,
+        **fields: Any,
     ) -> Plan:
         """A plan of the inspector's arrays ``fields`` without the level order (``levelptr``,
         ``order``, ``groups``, ``groupptr``, ``one_thread``): ``sort()`` computes them when
         one of them is first read. A coarse plan runs on its parts alone, so its inspector
         skips the level sort (O(iterations) passes and ~5 arrays of them) unless someone
         asks for it. With ``narrow`` (the coarse pass's 32-bit levels) ``level_of`` is left
-        out too, widened when first read."""
+        out too, widened when first read; with ``order32`` (the fill's 32-bit order of the
+        parts, read-only) ``coarse_order`` is, widened when first read (the executor reads
+        ``order32`` itself: :data:`NARROW_ORDER`)."""
         plan = cls.__new__(cls)
-        for spec in dataclasses.fields(cls):
-            if spec.name in fields:
-                object.__setattr__(plan, spec.name, fields[spec.name])
-            elif spec.name not in LEVEL_ORDER and callable(spec.default_factory):
-                object.__setattr__(plan, spec.name, spec.default_factory())
+        later = LEVEL_ORDER if order32 is None else (*LEVEL_ORDER, "coarse_order")
+        for name, default in _defaults(cls):
+            if name in fields:
+                object.__setattr__(plan, name, fields[name])
+            elif name not in later and default is not None:
+                object.__setattr__(plan, name, default())
         object.__setattr__(plan, "_sort_levels", sort)
         if narrow is not None:
             object.__setattr__(plan, NARROW, narrow)
+        if order32 is not None:
+            object.__setattr__(plan, NARROW_ORDER, order32)
         return plan
 
     if not TYPE_CHECKING:  # hidden from mypy, which would take any attribute name as Any
@@ -312,6 +321,13 @@ class Plan:
                     if name not in self.__dict__:
                         object.__setattr__(self, name, self.__dict__[NARROW].wide())
                 return self.__dict__[name]
+            if name == "coarse_order" and NARROW_ORDER in self.__dict__:
+                with _ORDER_LOCK:  # not _SORT_LOCK, which a call may hold
+                    if name not in self.__dict__:
+                        wide = self.__dict__[NARROW_ORDER].astype(np.int64)
+                        wide.setflags(write=False)
+                        object.__setattr__(self, name, wide)
+                return self.__dict__[name]
             sort = self.__dict__.get("_sort_levels") if name in LEVEL_ORDER else None
             if sort is None:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -323,11 +339,12 @@ class Plan:
             return self.__dict__[name]
 
     def __getstate__(self) -> dict[str, Any]:
-        """The fields for pickle and copy, the level order sorted and the levels widened
-        first if they were left."""
-        for name in ("level_of", *LEVEL_ORDER):
+        """The fields for pickle and copy, the level order sorted and the levels and the
+        order of the parts widened first if they were left."""
+        for name in ("level_of", *LEVEL_ORDER, "coarse_order"):
             getattr(self, name)
-        return {k: v for k, v in self.__dict__.items() if k not in (NARROW, IN_ORDER)}
+        hidden = (NARROW, NARROW_ORDER, IN_ORDER)
+        return {k: v for k, v in self.__dict__.items() if k not in hidden}
 
     def __repr__(self) -> str:
         return (
@@ -339,11 +356,34 @@ class Plan:
         )
 
 
+def _defaults(cls: type[Plan]) -> tuple[tuple[str, Callable[[], Any] | None], ...]:
+    """Each field of ``cls`` with its default factory (None without one): what
+    :meth:`Plan._levels_later` sets (:data:`_PLAN_DEFAULTS`: a :class:`Plan`'s, looked up
+    once rather than on each inspection)."""
+    if cls is Plan and "_PLAN_DEFAULTS" in globals():
+        return _PLAN_DEFAULTS
+    out: list[tuple[str, Callable[[], Any] | None]] = []
+    for spec in dataclasses.fields(cls):
+        factory = spec.default_factory
+        out.append((spec.name, factory if callable(factory) else None))
+    return tuple(out)
+
+
+_PLAN_DEFAULTS = _defaults(Plan)
+
+
 LEVEL_ORDER = ("levelptr", "order", "groups", "groupptr", "one_thread")
 """The fields of a :class:`Plan` that an inspector may leave to be sorted on first use."""
 NARROW = "_narrow_levels"
 """The attribute of a plan holding its 32-bit levels (:class:`NarrowLevels`) until
 ``level_of`` is first read."""
+NARROW_ORDER = "_narrow_order"
+"""The attribute of a plan of parts sorted by their runs holding the 32-bit order of the
+parts that the generated fill wrote (read-only): what the executor reads (its plan arrays
+are 32-bit: :mod:`spf.runtime.plan_narrow`, which passes it as it is) and the copies are
+built from; ``coarse_order``, the plan's public 64-bit field, is widened from it only when
+a caller reads it (the executor never does). On Poisson 1M the fill writes 4 MB fewer and
+the plan's first call copies nothing to narrow it."""
 IN_ORDER = "_in_order"
 """The attribute of a plan of kernels fused into one loop (of at least
 :data:`spf.runtime.coarse.IN_ORDER_NODES` nodes) holding the order one thread runs its
@@ -353,6 +393,8 @@ kernels' rows it completes), set by its inspector: what a ``"serial"`` plan runs
 other on a team of one thread. Not pickled (a plan read back runs the serial kernels)."""
 LevelOrder = tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]
 _SORT_LOCK = threading.Lock()
+_ORDER_LOCK = threading.Lock()
+"""Held while a plan's ``coarse_order`` is widened from :data:`NARROW_ORDER`."""
 
 _INSPECTOR_OUTPUT = threading.local()
 """``active`` while :meth:`WavefrontKernel.inspect` builds a :class:`Plan` from what its
@@ -518,6 +560,14 @@ def _dtype_name(dtype: np.dtype[Any]) -> str:
     call with a plan fingerprints its index arrays; on a matrix of a few thousand rows that
     was a third of a fused solve and SpMV's call."""
     return str(dtype)
+
+
+def coarse_order(plan: Plan) -> np.ndarray:
+    """The order of ``plan``'s parts as the executor reads it: the fill's 32-bit order where
+    the plan holds it and the 32-bit executor runs it (:data:`NARROW_ORDER`;
+    ``plan.coarse_order`` is not widened), else ``plan.coarse_order``."""
+    order: np.ndarray | None = plan.__dict__.get(NARROW_ORDER)
+    return order if order is not None and fits(len(order)) else plan.coarse_order
 
 
 def plan_parts(plan: Plan) -> coarse.Parts:
@@ -877,14 +927,14 @@ class WavefrontKernel(Kernel):
             "copies": copies,
             "interleaved": interleaved,
         }
+        order32 = None  # the fill's 32-bit order, widened when a caller reads coarse_order
         if parts is not None:
             _read_only(parts.ptr, parts.partptr, parts.order)
-            fields.update(
-                coarse_levels=parts.levels,
-                coarse_ptr=parts.ptr,
-                part_ptr=parts.partptr,
-                coarse_order=parts.order,
-            )
+            fields.update(coarse_levels=parts.levels, coarse_ptr=parts.ptr, part_ptr=parts.partptr)
+            if parts.order.dtype == np.int32 and by_level is None:
+                order32 = parts.order
+            else:
+                fields["coarse_order"] = parts.order
         params = {k: v for k, v in given.items() if not (isinstance(v, np.ndarray) and v.ndim)}
 
         def sort() -> LevelOrder:
@@ -896,9 +946,9 @@ class WavefrontKernel(Kernel):
             return levelptr, order, groups, groupptr, one_thread
 
         if narrow is not None:  # built without the 64-bit levels (a coarse kernel's plan)
-            plan = Plan._levels_later(sort, narrow, **fields)
+            plan = Plan._levels_later(sort, narrow, order32, **fields)
         elif by_level is None:
-            plan = Plan._levels_later(sort, level_of=level, **fields)
+            plan = Plan._levels_later(sort, None, order32, level_of=level, **fields)
         else:
             fields["level_of"] = level
             levelptr, order, groups, groupptr, one_thread = sort()
@@ -1547,7 +1597,7 @@ class WavefrontKernel(Kernel):
         stages = self._split()
         fill_k, reach_k = stages[6:]
         runs = len(found.first)
-        order = np.empty(len(work), dtype=np.int64)
+        order = np.empty(len(work), dtype=np.int32)  # the executor's width (NARROW_ORDER)
         run_work = np.empty(runs, dtype=np.int64)  # in node order
         run_top = np.empty(runs, dtype=np.int64)
         args = {CORDER: order, RUN_WORK: run_work, RUN_TOP: run_top, WORK: work, RUNS_N: runs}
@@ -1824,7 +1874,7 @@ class WavefrontKernel(Kernel):
             extra = {
                 nm.levelptr: plan.coarse_ptr,
                 nm.partptr: plan.part_ptr,
-                nm.order: plan.coarse_order,
+                nm.order: coarse_order(plan),
                 nm.nlevels: plan.coarse_levels,
                 nm.nparts: plan.parts,
             }
@@ -1903,7 +1953,7 @@ class WavefrontKernel(Kernel):
                 # the copies of a checked call's index arrays (they match the plan's
                 # fingerprint) serve every call; an unchecked call's, unchecked calls only
                 at = {k: v for k, v in extra.items() if isinstance(v, np.ndarray)}
-                made = _COPIES[plan] = Copies.build(spec, plan.coarse_order, args, at)
+                made = _COPIES[plan] = Copies.build(spec, coarse_order(plan), args, at)
                 made.verified = check
         kernel = self._copy_kernels.get(made.narrow)
         if kernel is None:
@@ -2347,8 +2397,16 @@ def _groups(levelptr: np.ndarray, levels: int) -> tuple[int, np.ndarray, np.ndar
 
 
 def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
-    names = {a.name for a in kernel.arguments}
+    """The entries of ``given`` that ``kernel`` takes (its argument names kept per kernel:
+    an inspection picks for ~5 stage calls)."""
+    names = _ARG_NAMES.get(kernel)
+    if names is None:
+        names = _ARG_NAMES[kernel] = frozenset(a.name for a in kernel.arguments)
     return {k: v for k, v in given.items() if k in names}
+
+
+_ARG_NAMES: weakref.WeakKeyDictionary[Kernel, frozenset[str]] = weakref.WeakKeyDictionary()
+"""Per stage kernel, the names of its arguments (:func:`_pick`)."""
 
 
 def compile_wavefront(

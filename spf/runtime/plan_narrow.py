@@ -53,6 +53,8 @@ def narrowed(
             a = extra.get(name)
             if not isinstance(a, np.ndarray):
                 continue
+            if a.dtype == np.int32 and not a.flags.writeable:
+                continue  # already narrow (a coarse plan's order from the fill: NARROW_ORDER)
             got = kept.get((name, id(a)))  # the entry holds ``a``: its id stays its own
             if got is None:
                 mine = [key for key in kept if key[0] == name]

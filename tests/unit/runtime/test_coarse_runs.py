@@ -351,7 +351,7 @@ def test_the_fill_stage_keeps_each_runs_work_and_largest_work(
     fill_k = sptrsv_wavefront._split()[6]
     ends = np.append(found.start[1:], n)
     for halves in ((0, runs), (0, runs // 3, runs)):
-        order = np.full(n, -1, dtype=np.int64)
+        order = np.full(n, -1, dtype=np.int32)  # the executor's width
         run_work, run_top = np.zeros(runs, dtype=np.int64), np.zeros(runs, dtype=np.int64)
         arrays = {CORDER: order, RUN_WORK: run_work, RUN_TOP: run_top, WORK: work}
         arrays |= {RUN_FIRST: found.start, RUN_LEN: found.size, RUN_AT: found.at}
