@@ -278,6 +278,39 @@ def test_a_damaged_record_is_an_error_that_names_it(records_dir: Any) -> None:
         spf.tune(kernels.gemm(), _gemm_args(), budget=5.0)
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"history": [1, "x"]},  # an entry that is no dict
+        {"tried": "x"},
+        {"speedup": None},
+        {"illegal": [2]},
+        {"threads": "lots"},
+    ],
+)
+def test_a_record_with_a_damaged_field_is_an_error_that_names_it(
+    records_dir: Any, damage: dict[str, Any]
+) -> None:
+    """Every field of a damaged record is an SpfError naming the file, never a raw
+    AttributeError / ValueError / TypeError from reading it."""
+    name, _ = records.key(kernels.gemm(), _gemm_args(), make_space(None, None))
+    records.save(name, {"commands": [], "time": 1e-3, "baseline_time": 1e-3, **damage})
+    with pytest.raises(spf.SpfError, match=r"the record .*\.json is damaged .*reuse=False"):
+        spf.tune(kernels.gemm(), _gemm_args(), budget=5.0)
+
+
+def test_a_record_whose_schedule_is_illegal_is_refused_by_tune(records_dir: Any) -> None:
+    """An edited record (records are plain JSON) that parallelizes gemm's reduction loop is
+    checked when it is replayed: tune refuses it, not a later compile of ``res.comp``."""
+    name, _ = records.key(kernels.gemm(), _gemm_args(), make_space(None, None))
+    racy = [{"stmt": "s0", "command": "Parallelize", "args": {"loop": "k", "reduction": None}}]
+    records.save(name, {"commands": racy, "time": 1e-3, "baseline_time": 1e-3})
+    with pytest.raises(
+        spf.SpfError, match=r"the record .*\.json is damaged .*cannot run in parallel"
+    ):
+        spf.tune(kernels.gemm(), _gemm_args(), budget=5.0)
+
+
 def _only(**kinds: list[Any]) -> dict[str, list[Any]]:
     """A space of just ``kinds`` (every other kind removed), one thread."""
     space: dict[str, list[Any]] = {k: [] for k in spf.tuning.default_space()}
