@@ -62,7 +62,13 @@ from spf.formats.tune_refine import (
     refiner_name,
     replay_refined,
 )
-from spf.formats.tune_space import Candidate, Planned, candidates, normalize_space
+from spf.formats.tune_space import (
+    Candidate,
+    Planned,
+    candidates,
+    checked_candidate,
+    normalize_space,
+)
 from spf.progress import Bar
 from spf.schedule.trace import Trace
 
@@ -132,9 +138,22 @@ class FormatTuneResult:
         """``y += A @ x`` with the chosen kernel (``y`` zeros when not given); returns ``y``.
         Pads ``x`` and ``y`` where the format needs it (BCSR's whole blocks)."""
         n, m = self.shape
-        xv = np.asarray(x, dtype=np.float64)
+        if np.iscomplexobj(x):
+            raise ArgumentError("formats.tune result: x must be real (float64), got complex")
+        try:
+            xv = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise ArgumentError(f"formats.tune result: x must be numbers ({err})") from err
         if xv.shape != (m,):
             raise ArgumentError(f"formats.tune result: x must have shape ({m},), got {xv.shape}")
+        if y is not None and not (
+            isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (n,)
+        ):
+            got = f"{y.dtype} {y.shape}" if isinstance(y, np.ndarray) else type(y).__name__
+            raise ArgumentError(
+                f"formats.tune result: y must be a float64 array of shape ({n},) (it is "
+                f"updated in place: y += A @ x), got {got}; pass np.zeros({n}) or leave it out"
+            )
         rows, cols = self.kernel_shape
         xp = np.zeros(cols)
         xp[:m] = xv
@@ -676,24 +695,47 @@ class _Search:
 
     def replay(self, record: dict[str, Any], path: Path) -> FormatTuneResult:
         """The recorded choice, compiled (a build-cache hit) and converted, not measured."""
-        choice = record["choice"]
-        c = Candidate(choice["family"], tuple(choice["params"]), choice["schedule"])
+        c, numbers = _recorded_choice(record, path)
         comp, kernel, _ = self.build(c)
-        commands = choice.get("commands") or []
+        commands = record["choice"].get("commands") or []
         if commands:
             comp, kernel = replay_refined(comp, commands, path, c.cflags)
         args, conversion_time = self.convert(c)
         res = self.answer(
             c,
             (comp, kernel, args, conversion_time),
-            float(record["time"]),
-            float(record["baseline_time"]),
-            int(record["tried"]),
-            list(record["history"]),
+            *numbers,
             path,
         )
         res.commands = Trace.from_data(commands).as_python() if commands else ""
         return res
+
+
+def _recorded_choice(
+    record: dict[str, Any], path: Path
+) -> tuple[Candidate, tuple[float, float, int, list[dict[str, Any]]]]:
+    """The candidate a record chose and its ``time, baseline_time, tried, history``, checked:
+    a damaged record (a missing field, an unknown family, bad parameters or numbers) is an
+    ``ArgumentError`` naming the file, never a raw ``KeyError`` or a kernel of a made-up
+    format."""
+    try:
+        choice = record["choice"]
+        c = checked_candidate(choice["family"], choice["params"], choice["schedule"])
+        history = record["history"]
+        if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+            raise TypeError("history is not a list of entries")
+        numbers = (
+            float(record["time"]),
+            float(record["baseline_time"]),
+            int(record["tried"]),
+            list(history),
+        )
+    except (KeyError, TypeError, ValueError, ArgumentError) as err:
+        raise ArgumentError(
+            f"formats.tune: the record {path} is damaged ({err}); delete it, or call with "
+            "reuse=False"
+        ) from err
+    return c, numbers
 
 
 def _entry(p: Planned) -> dict[str, Any]:

@@ -182,3 +182,48 @@ def test_a_wrong_kernel_is_an_error_not_a_choice(
     monkeypatch.setattr(spf.sparse, "format_args", corrupt)
     with pytest.raises(spf.SpfError, match=r"DIA serial computed y\[\d+\].*beyond round-off"):
         spf.formats.tune(_band(80), budget=ROOMY, space=SERIAL, record_dir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda r: r.pop("choice"),
+        lambda r: r["choice"].update(family="XYZ"),
+        lambda r: r["choice"].update(params=5),
+        lambda r: r["choice"].update(family="SELL", params=[-3, 1]),
+        lambda r: r.update(time=None),
+        lambda r: r.update(history=5),
+    ],
+)
+def test_a_damaged_record_is_an_error_that_names_it(tmp_path: Path, damage: Any) -> None:
+    """A record whose key matches but whose choice or numbers are damaged is an SpfError
+    naming the file, never a raw KeyError / TypeError or a VerifyError of a made-up name."""
+    m = _band(60)
+    first = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+    record = json.loads(first.record.read_text())
+    damage(record)
+    first.record.write_text(json.dumps(record))
+    with pytest.raises(spf.SpfError, match=r"the record .*\.json is damaged .*reuse=False"):
+        spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+
+
+def test_calling_the_result_checks_y(tmp_path: Path) -> None:
+    """``fres(x, y)`` refuses a ``y`` of another shape or dtype with an SpfError: a square
+    ``y`` was broadcast into every row (a silent wrong result), an int or short ``y`` a raw
+    numpy error."""
+    m = _band(40)
+    fres = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+    x = np.ones(40)
+    for y, message in (
+        (np.zeros((40, 40)), r"y must be a float64 array of shape \(40,\)"),
+        (np.zeros(3), r"y must be a float64 array of shape \(40,\)"),
+        (np.zeros(40, dtype=np.int64), r"y must be a float64 array of shape \(40,\)"),
+        ([0.0] * 40, r"y must be a float64 array of shape \(40,\)"),
+    ):
+        with pytest.raises(spf.SpfError, match=message):
+            fres(x, y)
+    with pytest.raises(spf.SpfError, match="x must be real"):
+        fres(x + 1j)
+    y = np.ones(40)
+    assert fres(x, y) is y
+    np.testing.assert_allclose(y, 1.0 + m @ x, rtol=1e-12)
