@@ -227,3 +227,20 @@ def test_calling_the_result_checks_y(tmp_path: Path) -> None:
     y = np.ones(40)
     assert fres(x, y) is y
     np.testing.assert_allclose(y, 1.0 + m @ x, rtol=1e-12)
+
+
+def test_a_matrix_with_nan_and_inf_entries_is_tuned_not_reported_as_a_bug(
+    tmp_path: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    """scipy's ``A @ x`` is NaN / inf in those rows too: the candidates agree with it there
+    (NaN where NaN, the same infinities), which was an InternalError 'spf generated a wrong
+    kernel' (any non-finite y was refused) and a RuntimeWarning from ``inf - inf``."""
+    m = sp.lil_array(_band(50))
+    m[3, 4], m[7, 7], m[9, 2], m[9, 3] = np.nan, np.inf, np.inf, -np.inf
+    m = sp.csr_array(m)
+    fres = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+    x = np.random.default_rng(9).standard_normal(50)
+    np.testing.assert_array_equal(np.isnan(fres(x)), np.isnan(m @ x))
+    finite = np.isfinite(m @ x)
+    np.testing.assert_allclose(fres(x)[finite], (m @ x)[finite], rtol=1e-12, atol=1e-12)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
