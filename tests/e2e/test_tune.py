@@ -473,3 +473,28 @@ def test_a_record_that_cannot_be_written_keeps_the_result(
     assert res.record is None
     assert "not recorded" in caplog.text
     assert _run(res.comp, args, "y").shape == (0,)
+
+
+def test_a_reordered_float_reduction_beyond_round_off_is_rejected_not_a_bug() -> None:
+    """A float32 sum of centred data (terms ~1e4 cancelling to a few units): a privatized
+    reduction on two threads sums in another order, and its round-off exceeds the tolerance
+    relative to the small result. That is no spf bug: the candidate is rejected with the
+    reason (it raised InternalError 'a bug of spf', ending the whole search)."""
+    comp = spf.from_c(
+        "void total(int N, float *x, float *s) { for (int i = 0; i < N; i++) s[0] += x[i]; }",
+        shapes={"x": "N", "s": "1"},
+    )
+    x = (np.random.default_rng(0).standard_normal(20000) * 1e4).astype(np.float32)
+    x -= np.float32(x.mean())
+    args = {"N": x.size, "x": x, "s": np.zeros(1, np.float32)}
+    space = {**_only(parallelize=["privatize"]), "threads": [2]}
+    res = spf.tune(comp, args, budget=ROOMY, space=space, seed=0, reuse=False, max_trials=1)
+    (trial,) = [t for t in res.history if "privatize" in t.summary]
+    assert trial.status == "rejected"  # two threads' partial sums: a fixed split
+    assert "summed in another order" in trial.reason
+    assert res.commands == ""
+    got = {**args, "s": np.zeros(1, np.float32)}
+    res.comp.compile()(**got)
+    want = np.zeros(1, np.float32)
+    comp.compile()(N=x.size, x=x, s=want)
+    np.testing.assert_allclose(got["s"], want, rtol=0.5)
