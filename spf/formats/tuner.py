@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import spf.sparse
+from spf._scalars import plain
 from spf.errors import (
     ArgumentError,
     CompileError,
@@ -220,10 +221,14 @@ def tune(
         raise ArgumentError(
             f"formats.tune: kernel must be 'spmv' (the only one tuned), got {kernel!r}"
         )
+    budget, seed, threads = plain(budget), plain(seed), plain(threads)
+    max_padding = plain(max_padding)
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
         raise ArgumentError(
             f"formats.tune: budget must be a positive number of seconds, got {budget!r}"
         )
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ArgumentError(f"formats.tune: seed must be an int or None, got {seed!r}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or threads < 1):  # fmt: skip
         raise ArgumentError(

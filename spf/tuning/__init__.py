@@ -28,6 +28,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from spf._scalars import plain
 from spf.errors import ArgumentError
 from spf.tuning.result import Trial, TuneResult
 from spf.tuning.space import default_space
@@ -74,6 +75,8 @@ def tune(
     from spf.tuning import records
     from spf.tuning.space import make_space
 
+    budget, seed = plain(budget), plain(seed)  # np.int64(5) is a number as 5 is
+    threads, max_trials = plain(threads), plain(max_trials)
     _check(comp, args, budget, seed, max_trials)
     sp = make_space(space, threads, cflags)
     name, what = records.key(comp, args, sp)
@@ -131,6 +134,8 @@ def tune_schedule(
     choice of ``spf.formats.tune``: one call per format, with its share of the budget)."""
     from spf.tuning.space import make_space
 
+    budget, seed = plain(budget), plain(seed)  # np.int64(5) is a number as 5 is
+    threads, max_trials = plain(threads), plain(max_trials)
     _check(comp, args, budget, seed, max_trials)
     sp = make_space(space, threads, cflags)
     return _search(comp, args, budget, sp, seed, max_trials, progress)[0]

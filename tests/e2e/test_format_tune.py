@@ -244,3 +244,14 @@ def test_a_matrix_with_nan_and_inf_entries_is_tuned_not_reported_as_a_bug(
     finite = np.isfinite(m @ x)
     np.testing.assert_allclose(fres(x)[finite], (m @ x)[finite], rtol=1e-12, atol=1e-12)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_numpy_scalars_are_numbers_and_a_bad_seed_is_an_spf_error(tmp_path: Path) -> None:
+    """numpy scalars were refused (budget, threads) or a raw TypeError of random.Random
+    (seed); a seed that is no int is an SpfError."""
+    m = _band(30)
+    fres = spf.formats.tune(m, budget=np.int64(120), space=SERIAL, seed=np.int64(0),
+                            threads=np.int64(1), record_dir=tmp_path)  # fmt: skip
+    _agrees(fres, m)
+    with pytest.raises(spf.SpfError, match="seed must be an int or None"):
+        spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=[1], record_dir=tmp_path)

@@ -498,3 +498,20 @@ def test_a_reordered_float_reduction_beyond_round_off_is_rejected_not_a_bug() ->
     want = np.zeros(1, np.float32)
     comp.compile()(N=x.size, x=x, s=want)
     np.testing.assert_allclose(got["s"], want, rtol=0.5)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"budget": np.int64(600)},
+        {"budget": np.float32(600.0)},
+        {"seed": np.int64(1)},
+        {"threads": np.int64(1)},
+        {"max_trials": np.int64(0)},
+    ],
+)
+def test_numpy_scalars_are_numbers(kwargs: dict[str, Any]) -> None:
+    """``budget=np.int64(600)`` was refused with 'budget must be a positive number of
+    seconds, got np.int64(600)' (numpy integers are no Python ints)."""
+    res = spf.tune(kernels.gemm(), _gemm_args(), **{"max_trials": 0, "reuse": False, **kwargs})
+    assert res.tried == 0
