@@ -148,11 +148,15 @@ class FormatTuneResult:
         if xv.shape != (m,):
             raise ArgumentError(f"formats.tune result: x must have shape ({m},), got {xv.shape}")
         if y is not None and not (
-            isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (n,)
+            isinstance(y, np.ndarray)
+            and y.dtype == np.float64
+            and y.shape == (n,)
+            and y.flags.writeable
         ):
             got = f"{y.dtype} {y.shape}" if isinstance(y, np.ndarray) else type(y).__name__
+            got += "" if not isinstance(y, np.ndarray) or y.flags.writeable else " read-only"
             raise ArgumentError(
-                f"formats.tune result: y must be a float64 array of shape ({n},) (it is "
+                f"formats.tune result: y must be a writeable float64 array of shape ({n},) (it is "
                 f"updated in place: y += A @ x), got {got}; pass np.zeros({n}) or leave it out"
             )
         rows, cols = self.kernel_shape

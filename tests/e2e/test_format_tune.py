@@ -215,10 +215,11 @@ def test_calling_the_result_checks_y(tmp_path: Path) -> None:
     fres = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
     x = np.ones(40)
     for y, message in (
-        (np.zeros((40, 40)), r"y must be a float64 array of shape \(40,\)"),
-        (np.zeros(3), r"y must be a float64 array of shape \(40,\)"),
-        (np.zeros(40, dtype=np.int64), r"y must be a float64 array of shape \(40,\)"),
-        ([0.0] * 40, r"y must be a float64 array of shape \(40,\)"),
+        (np.zeros((40, 40)), r"y must be a writeable float64 array of shape \(40,\)"),
+        (np.zeros(3), r"y must be a writeable float64 array of shape \(40,\)"),
+        (np.zeros(40, dtype=np.int64), r"y must be a writeable float64 array of shape \(40,\)"),
+        ([0.0] * 40, r"y must be a writeable float64 array of shape \(40,\)"),
+        (np.broadcast_to(np.zeros(1), (40,)), r"got float64 \(40,\) read-only"),
     ):
         with pytest.raises(spf.SpfError, match=message):
             fres(x, y)
