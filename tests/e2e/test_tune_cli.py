@@ -175,3 +175,11 @@ def test_a_kernel_that_builds_no_computation_is_an_error(capsys: Any) -> None:
     err = capsys.readouterr().err
     assert "spf.kernels.spgemm_csr builds" in err
     assert "Traceback" not in err
+
+
+def test_a_bad_size_names_the_sizes_option(capsys: Any) -> None:
+    """The error named ``--params``, an option ``spf tune`` does not have."""
+    assert main(["tune", "gemm", "--sizes", "N=x", "--budget", "2"]) != 0
+    assert (
+        "--sizes: 'N=x' is not NAME=INTEGER; write e.g. --sizes N=1000" in capsys.readouterr().err
+    )
