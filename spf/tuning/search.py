@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from spf.errors import ArgumentError, IllegalScheduleError, SpfError
 from spf.tuning import measure
 from spf.tuning.beam import mutate, predicted, ranked, singles
@@ -114,6 +116,13 @@ class _Search:
         self.built: dict[tuple[object, ...], tuple[Any, Any, str]] = {}
         if not comp.stmts:
             raise ArgumentError(f"tune: {comp.name} has no statements; add some before tuning it")
+        written = {ds for s in comp.stmts for ds, _ in s.writes}
+        for name in sorted(written & set(args)):
+            if not isinstance(args[name], np.ndarray):
+                raise ArgumentError(
+                    f"tune: args[{name!r}] must be a numpy array ({comp.name} writes it in "
+                    f"place), got {type(args[name]).__name__}; pass np.asarray(...) of it"
+                )
         self.names = measure.outputs(comp, args)
         if not self.names:
             raise ArgumentError(

@@ -515,3 +515,11 @@ def test_numpy_scalars_are_numbers(kwargs: dict[str, Any]) -> None:
     seconds, got np.int64(600)' (numpy integers are no Python ints)."""
     res = spf.tune(kernels.gemm(), _gemm_args(), **{"max_trials": 0, "reuse": False, **kwargs})
     assert res.tried == 0
+
+
+def test_an_output_passed_as_a_list_is_named() -> None:
+    """The error said 'writes none of the arrays passed in args (A, B, C); pass its outputs
+    too' although ``C`` was passed (as a list)."""
+    args = {k: v.tolist() for k, v in _gemm_args().items()}
+    with pytest.raises(spf.SpfError, match=r"args\['C'\] must be a numpy array .*got list"):
+        spf.tune(kernels.gemm(), args, budget=5.0, reuse=False)
