@@ -344,14 +344,15 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "tune":
         from spf.tuning.cli import run as tune_run
 
-        return tune_run(args, parse_params(args.sizes), _progress)
+        return tune_run(args, parse_params(args.sizes, "--sizes"), _progress)
     parser.print_help(sys.stderr)
     return 2
 
 
-def parse_params(text: str | None) -> dict[str, int] | None:
+def parse_params(text: str | None, option: str = "--params") -> dict[str, int] | None:
     """``--params N=1000,M=800`` as ``{"N": 1000, "M": 800}`` (None when not given); a
-    malformed entry is an ``ArgumentError`` that shows the expected form.
+    malformed entry is an ``ArgumentError`` that names ``option`` (``spf tune``'s is
+    ``--sizes``) and shows the expected form.
 
     >>> parse_params("N=1080, M=1920")
     {'N': 1080, 'M': 1920}
@@ -373,10 +374,10 @@ def parse_params(text: str | None) -> dict[str, int] | None:
             number = None
         if not eq or not name.isidentifier() or number is None:
             raise ArgumentError(
-                f"--params: {item.strip()!r} is not NAME=INTEGER; write e.g. --params N=1000,M=800"
+                f"{option}: {item.strip()!r} is not NAME=INTEGER; write e.g. {option} N=1000,M=800"
             )
         if name in out:
-            raise ArgumentError(f"--params: {name!r} is given twice; give each parameter once")
+            raise ArgumentError(f"{option}: {name!r} is given twice; give each parameter once")
         out[name] = number
     return out
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import platform
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,6 @@ def save_record(path: Path, record: dict[str, Any]) -> None:
     cannot be written is not an error (the result is simply not remembered)."""
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # per thread
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
         tmp.replace(path)

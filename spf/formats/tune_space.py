@@ -41,7 +41,14 @@ if TYPE_CHECKING:
     from spf.formats.features import MatrixFeatures
     from spf.formats.format import Format
 
-__all__ = ["DEFAULT_SPACE", "SCHEDULES", "Candidate", "candidates", "default_space"]
+__all__ = [
+    "DEFAULT_SPACE",
+    "SCHEDULES",
+    "Candidate",
+    "candidates",
+    "checked_candidate",
+    "default_space",
+]
 
 DEFAULT_SPACE: Mapping[str, tuple[tuple[int, ...], ...]] = {
     "CSR": ((),),
@@ -228,6 +235,18 @@ def _schedules(value: object) -> tuple[str, ...]:
             f"got {value!r}"
         )
     return names
+
+
+def checked_candidate(family: object, params: object, schedule: object) -> Candidate:
+    """The candidate ``family(params) schedule`` as a record stores it, checked as
+    ``space=`` is: ``ArgumentError`` for an unknown family or schedule or bad parameters."""
+    if not isinstance(family, str) or family not in _ARITY:
+        raise ArgumentError(f"formats.tune: unknown format family {family!r}")
+    if schedule not in SCHEDULES:
+        raise ArgumentError(f"formats.tune: unknown schedule {schedule!r}")
+    if not isinstance(params, list):
+        raise ArgumentError(f"formats.tune: parameters {params!r} are not a list")
+    return Candidate(family, _params(family, params), str(schedule))
 
 
 def _params(family: str, value: object) -> tuple[int, ...]:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import spf.sparse
+from spf._scalars import plain
 from spf.errors import (
     ArgumentError,
     CompileError,
@@ -62,7 +63,13 @@ from spf.formats.tune_refine import (
     refiner_name,
     replay_refined,
 )
-from spf.formats.tune_space import Candidate, Planned, candidates, normalize_space
+from spf.formats.tune_space import (
+    Candidate,
+    Planned,
+    candidates,
+    checked_candidate,
+    normalize_space,
+)
 from spf.progress import Bar
 from spf.schedule.trace import Trace
 
@@ -132,9 +139,26 @@ class FormatTuneResult:
         """``y += A @ x`` with the chosen kernel (``y`` zeros when not given); returns ``y``.
         Pads ``x`` and ``y`` where the format needs it (BCSR's whole blocks)."""
         n, m = self.shape
-        xv = np.asarray(x, dtype=np.float64)
+        if np.iscomplexobj(x):
+            raise ArgumentError("formats.tune result: x must be real (float64), got complex")
+        try:
+            xv = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise ArgumentError(f"formats.tune result: x must be numbers ({err})") from err
         if xv.shape != (m,):
             raise ArgumentError(f"formats.tune result: x must have shape ({m},), got {xv.shape}")
+        if y is not None and not (
+            isinstance(y, np.ndarray)
+            and y.dtype == np.float64
+            and y.shape == (n,)
+            and y.flags.writeable
+        ):
+            got = f"{y.dtype} {y.shape}" if isinstance(y, np.ndarray) else type(y).__name__
+            got += "" if not isinstance(y, np.ndarray) or y.flags.writeable else " read-only"
+            raise ArgumentError(
+                f"formats.tune result: y must be a writeable float64 array of shape ({n},) (it is "
+                f"updated in place: y += A @ x), got {got}; pass np.zeros({n}) or leave it out"
+            )
         rows, cols = self.kernel_shape
         xp = np.zeros(cols)
         xp[:m] = xv
@@ -201,10 +225,14 @@ def tune(
         raise ArgumentError(
             f"formats.tune: kernel must be 'spmv' (the only one tuned), got {kernel!r}"
         )
+    budget, seed, threads = plain(budget), plain(seed), plain(threads)
+    max_padding = plain(max_padding)
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
         raise ArgumentError(
             f"formats.tune: budget must be a positive number of seconds, got {budget!r}"
         )
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ArgumentError(f"formats.tune: seed must be an int or None, got {seed!r}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or threads < 1):  # fmt: skip
         raise ArgumentError(
@@ -451,8 +479,15 @@ class _Search:
         x, y = kargs["x"], kargs["y"]
         with _openmp_team(self.threads):
             kernel(y=y, x=x, **args)  # checked call: the arrays meet the format's facts
-        error = np.abs(y[: self.features.n] - self.want)
-        if np.any(error > self.tolerance) or not np.all(np.isfinite(y)):
+        got = y[: self.features.n]
+        # NaN where scipy has NaN, the same infinities (a matrix with such entries gives
+        # them in any summation order); round-off only where scipy's result is finite
+        same = (got == self.want) | (np.isnan(got) & np.isnan(self.want))
+        with np.errstate(invalid="ignore"):  # inf - inf: a difference, set below
+            error = np.where(same, 0.0, np.abs(got - self.want))
+        wrong = ~same & ~(np.isfinite(self.want) & np.isfinite(got))  # NaN/inf not matched
+        error[wrong] = np.inf
+        if np.any(wrong) or np.any(error > self.tolerance):
             worst = int(np.argmax(error))
             raise InternalError(
                 f"formats.tune: {c.label} computed y[{worst}] = {y[worst]!r} where scipy's "
@@ -676,24 +711,47 @@ class _Search:
 
     def replay(self, record: dict[str, Any], path: Path) -> FormatTuneResult:
         """The recorded choice, compiled (a build-cache hit) and converted, not measured."""
-        choice = record["choice"]
-        c = Candidate(choice["family"], tuple(choice["params"]), choice["schedule"])
+        c, numbers = _recorded_choice(record, path)
         comp, kernel, _ = self.build(c)
-        commands = choice.get("commands") or []
+        commands = record["choice"].get("commands") or []
         if commands:
             comp, kernel = replay_refined(comp, commands, path, c.cflags)
         args, conversion_time = self.convert(c)
         res = self.answer(
             c,
             (comp, kernel, args, conversion_time),
-            float(record["time"]),
-            float(record["baseline_time"]),
-            int(record["tried"]),
-            list(record["history"]),
+            *numbers,
             path,
         )
         res.commands = Trace.from_data(commands).as_python() if commands else ""
         return res
+
+
+def _recorded_choice(
+    record: dict[str, Any], path: Path
+) -> tuple[Candidate, tuple[float, float, int, list[dict[str, Any]]]]:
+    """The candidate a record chose and its ``time, baseline_time, tried, history``, checked:
+    a damaged record (a missing field, an unknown family, bad parameters or numbers) is an
+    ``ArgumentError`` naming the file, never a raw ``KeyError`` or a kernel of a made-up
+    format."""
+    try:
+        choice = record["choice"]
+        c = checked_candidate(choice["family"], choice["params"], choice["schedule"])
+        history = record["history"]
+        if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+            raise TypeError("history is not a list of entries")
+        numbers = (
+            float(record["time"]),
+            float(record["baseline_time"]),
+            int(record["tried"]),
+            list(history),
+        )
+    except (KeyError, TypeError, ValueError, ArgumentError) as err:
+        raise ArgumentError(
+            f"formats.tune: the record {path} is damaged ({err}); delete it, or call with "
+            "reuse=False"
+        ) from err
+    return c, numbers
 
 
 def _entry(p: Planned) -> dict[str, Any]:

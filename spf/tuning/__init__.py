@@ -28,6 +28,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from spf._scalars import plain
 from spf.errors import ArgumentError
 from spf.tuning.result import Trial, TuneResult
 from spf.tuning.space import default_space
@@ -74,6 +75,8 @@ def tune(
     from spf.tuning import records
     from spf.tuning.space import make_space
 
+    budget, seed = plain(budget), plain(seed)  # np.int64(5) is a number as 5 is
+    threads, max_trials = plain(threads), plain(max_trials)
     _check(comp, args, budget, seed, max_trials)
     sp = make_space(space, threads, cflags)
     name, what = records.key(comp, args, sp)
@@ -131,6 +134,8 @@ def tune_schedule(
     choice of ``spf.formats.tune``: one call per format, with its share of the budget)."""
     from spf.tuning.space import make_space
 
+    budget, seed = plain(budget), plain(seed)  # np.int64(5) is a number as 5 is
+    threads, max_trials = plain(threads), plain(max_trials)
     _check(comp, args, budget, seed, max_trials)
     sp = make_space(space, threads, cflags)
     return _search(comp, args, budget, sp, seed, max_trials, progress)[0]
@@ -177,9 +182,15 @@ def _replayed(comp: Computation, rec: Mapping[str, Any], path: Any) -> TuneResul
     copy = comp.clone()
     try:
         Trace.from_data(rec.get("commands", [])).replay(copy)
+        copy.check_legality()  # an edited record is checked as every candidate is
         history = tuple(Trial.from_data(t) for t in rec.get("history", []))
         t, base = float(rec["time"]), float(rec["baseline_time"])
-    except (KeyError, TypeError, ValueError, SpfError) as err:
+        speedup = float(rec.get("speedup", base / t if t else 1.0))
+        tried, illegal = int(rec.get("tried", 0)), int(rec.get("illegal", 0))
+        threads = rec.get("threads")
+        if threads is not None and (type(threads) is not int or threads < 1):
+            raise ValueError(f"threads {threads!r} is not an int >= 1 or null")
+    except (AttributeError, KeyError, TypeError, ValueError, SpfError) as err:
         raise ArgumentError(
             f"tune: the record {path} is damaged ({err}); delete it, or call with reuse=False"
         ) from err
@@ -187,11 +198,11 @@ def _replayed(comp: Computation, rec: Mapping[str, Any], path: Any) -> TuneResul
         comp=copy,
         time=t,
         baseline_time=base,
-        speedup=float(rec.get("speedup", base / t if t else 1.0)),
-        tried=int(rec.get("tried", 0)),
-        illegal=int(rec.get("illegal", 0)),
+        speedup=speedup,
+        tried=tried,
+        illegal=illegal,
         history=history,
-        threads=rec.get("threads"),
+        threads=threads,
         reused=True,
         record=path,
         commands=str(rec.get("python", "")),

@@ -91,11 +91,19 @@ def load_kernel(spec: str, function: str | None) -> Computation:
             f"unknown kernel {spec!r}; spf.kernels has {', '.join(known)}, or give FILE.c"
         )
     try:
-        return fn()  # type: ignore[no-any-return]
+        built = fn()
     except TypeError as err:
         raise ArgumentError(
             f"spf.kernels.{spec} takes arguments ({err}); tune it from Python"
         ) from err
+    from spf.computation.computation import Computation
+
+    if not isinstance(built, Computation):
+        raise ArgumentError(
+            f"spf.kernels.{spec} builds a {type(built).__name__}, not one Computation that "
+            "spf tune can schedule; tune its computations from Python (spf.tune)"
+        )
+    return built
 
 
 def cflags(text: str | None) -> list[str] | None:

@@ -85,13 +85,27 @@ def taken(kernel: Kernel, args: Mapping[str, Any]) -> dict[str, Any]:
 
 def compare(what: str, got: Mapping[str, Any], want: Mapping[str, Any]) -> None:
     """``SpfError`` naming ``what`` and the data space when ``got`` differs from ``want``
-    beyond round-off: ``|got - want| <= tol * (|want| + the largest finite |want|)``, ``tol``
-    1e-6 for double and 1e-3 for float (the second term allows a reordered sum's round-off
-    on small elements), non-finite values equal (an ``inf`` among the outputs no longer
-    makes every difference pass), integers exactly."""
+    beyond round-off (:func:`mismatch`)."""
+    found = mismatch(got, want)
+    if found is not None:
+        raise InternalError(
+            f"tune: candidate {what} computes a different {found[1]}; this is a bug of spf's "
+            "scheduling or code generation: please report it with the candidate's commands "
+            "(res.history lists the ones measured so far)"
+        )
+
+
+def mismatch(got: Mapping[str, Any], want: Mapping[str, Any]) -> tuple[bool, str] | None:
+    """None when ``got`` equals ``want`` within round-off: ``|got - want| <= tol * (|want| +
+    the largest finite |want|)``, ``tol`` 1e-6 for double and 1e-3 for float (the second
+    term allows a reordered sum's round-off on small elements), non-finite values equal (an
+    ``inf`` among the outputs no longer makes every difference pass), integers exactly.
+    Otherwise ``(floating, text)``: whether the array is floating point, and
+    ``'s' than the baseline (at (0,): ... instead of ...)``."""
     for name, ref in want.items():
         out = got[name]
-        if np.issubdtype(ref.dtype, np.floating):
+        floating = bool(np.issubdtype(ref.dtype, np.floating))
+        if floating:
             tol = 1e-3 if ref.dtype.itemsize <= 4 else 1e-6
             finite = np.abs(ref[np.isfinite(ref)])
             scale = float(finite.max()) if finite.size else 0.0
@@ -105,12 +119,11 @@ def compare(what: str, got: Mapping[str, Any], want: Mapping[str, Any]) -> None:
                 diff = np.abs(np.asarray(out, dtype=float) - np.asarray(ref, dtype=float))
             diff[np.isfinite(np.asarray(out, dtype=float)) != np.isfinite(ref)] = np.inf
             where = np.unravel_index(int(np.nanargmax(diff)), diff.shape) if diff.size else ()
-            raise InternalError(
-                f"tune: candidate {what} computes a different {name!r} than the baseline "
-                f"(at {tuple(int(w) for w in where)}: {out[where]!r} instead of {ref[where]!r}); "
-                "this is a bug of spf's scheduling or code generation: please report it with "
-                "the candidate's commands (res.history lists the ones measured so far)"
+            return floating, (
+                f"{name!r} than the baseline (at {tuple(int(w) for w in where)}: "
+                f"{out[where]!r} instead of {ref[where]!r})"
             )
+    return None
 
 
 def interleaved(

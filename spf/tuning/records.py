@@ -14,6 +14,7 @@ import inspect
 import json
 import os
 import platform
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,7 +145,9 @@ def save(
     folder = directory(cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
-    tmp = folder / f".{name}.{os.getpid()}.tmp"
+    # one temporary file per process and thread: two threads saving the same record at once
+    # (tune called from two threads) must not move each other's half-written file
+    tmp = folder / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         tmp.write_text(json.dumps({"format": VERSION, **record}, indent=2, default=str) + "\n")
         os.replace(tmp, path)

@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from spf.errors import ArgumentError, IllegalScheduleError, SpfError
 from spf.tuning import measure
 from spf.tuning.beam import mutate, predicted, ranked, singles
@@ -114,6 +116,13 @@ class _Search:
         self.built: dict[tuple[object, ...], tuple[Any, Any, str]] = {}
         if not comp.stmts:
             raise ArgumentError(f"tune: {comp.name} has no statements; add some before tuning it")
+        written = {ds for s in comp.stmts for ds, _ in s.writes}
+        for name in sorted(written & set(args)):
+            if not isinstance(args[name], np.ndarray):
+                raise ArgumentError(
+                    f"tune: args[{name!r}] must be a numpy array ({comp.name} writes it in "
+                    f"place), got {type(args[name]).__name__}; pass np.asarray(...) of it"
+                )
         self.names = measure.outputs(comp, args)
         if not self.names:
             raise ArgumentError(
@@ -199,6 +208,18 @@ class _Search:
             self._note(cand, text, pred, None, "rejected", why, began)
             return True
         want = {k: v for k, v in self.ref.items() if k in got}
+        found = measure.mismatch(got, want)
+        order = _reassociated(copy, self.space.cflags)
+        if found is not None and found[0] and order:
+            # a floating-point sum in another order: its round-off on cancelling terms may
+            # exceed the tolerance, which is relative to the (small) result; no spf bug
+            why = (
+                f"computes a different {found[1]}: a reduction summed in another order "
+                f"({order}) rounds differently on these arguments beyond the tolerance; "
+                "not chosen"
+            )
+            self._note(cand, text, pred, None, "rejected", why, began)
+            return True
         measure.compare(f"{cand.describe()!r} ({text.replace(chr(10), '; ')})", got, want)
         call = measure.caller(kernel, self.work, cand.threads)
         ref = self.best()
@@ -456,3 +477,18 @@ def search(
             return s.interrupted()
     finally:
         reporter.close()
+
+
+def _reassociated(comp: Computation, cflags: tuple[str, ...] | None) -> str:
+    """What makes ``comp``'s kernel sum a floating-point reduction in another order than the
+    default schedule ("" when nothing does): a parallel reduction (per-thread copies or
+    atomic updates) or compiler flags that let gcc reassociate."""
+    fast = [f for f in cflags or () if f in ("-ffast-math", "-Ofast", "-fassociative-math")]
+    if fast:
+        return f"compiled with {fast[0]}"
+    for entry in comp.trace.to_data():
+        if entry.get("command") == "Parallelize" and entry.get("args", {}).get("reduction"):
+            return (
+                f"parallelize({entry['args']['loop']!r}, reduction={entry['args']['reduction']!r})"
+            )
+    return ""

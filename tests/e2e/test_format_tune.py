@@ -182,3 +182,77 @@ def test_a_wrong_kernel_is_an_error_not_a_choice(
     monkeypatch.setattr(spf.sparse, "format_args", corrupt)
     with pytest.raises(spf.SpfError, match=r"DIA serial computed y\[\d+\].*beyond round-off"):
         spf.formats.tune(_band(80), budget=ROOMY, space=SERIAL, record_dir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda r: r.pop("choice"),
+        lambda r: r["choice"].update(family="XYZ"),
+        lambda r: r["choice"].update(params=5),
+        lambda r: r["choice"].update(family="SELL", params=[-3, 1]),
+        lambda r: r.update(time=None),
+        lambda r: r.update(history=5),
+    ],
+)
+def test_a_damaged_record_is_an_error_that_names_it(tmp_path: Path, damage: Any) -> None:
+    """A record whose key matches but whose choice or numbers are damaged is an SpfError
+    naming the file, never a raw KeyError / TypeError or a VerifyError of a made-up name."""
+    m = _band(60)
+    first = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+    record = json.loads(first.record.read_text())
+    damage(record)
+    first.record.write_text(json.dumps(record))
+    with pytest.raises(spf.SpfError, match=r"the record .*\.json is damaged .*reuse=False"):
+        spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+
+
+def test_calling_the_result_checks_y(tmp_path: Path) -> None:
+    """``fres(x, y)`` refuses a ``y`` of another shape or dtype with an SpfError: a square
+    ``y`` was broadcast into every row (a silent wrong result), an int or short ``y`` a raw
+    numpy error."""
+    m = _band(40)
+    fres = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+    x = np.ones(40)
+    for y, message in (
+        (np.zeros((40, 40)), r"y must be a writeable float64 array of shape \(40,\)"),
+        (np.zeros(3), r"y must be a writeable float64 array of shape \(40,\)"),
+        (np.zeros(40, dtype=np.int64), r"y must be a writeable float64 array of shape \(40,\)"),
+        ([0.0] * 40, r"y must be a writeable float64 array of shape \(40,\)"),
+        (np.broadcast_to(np.zeros(1), (40,)), r"got float64 \(40,\) read-only"),
+    ):
+        with pytest.raises(spf.SpfError, match=message):
+            fres(x, y)
+    with pytest.raises(spf.SpfError, match="x must be real"):
+        fres(x + 1j)
+    y = np.ones(40)
+    assert fres(x, y) is y
+    np.testing.assert_allclose(y, 1.0 + m @ x, rtol=1e-12)
+
+
+def test_a_matrix_with_nan_and_inf_entries_is_tuned_not_reported_as_a_bug(
+    tmp_path: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    """scipy's ``A @ x`` is NaN / inf in those rows too: the candidates agree with it there
+    (NaN where NaN, the same infinities), which was an InternalError 'spf generated a wrong
+    kernel' (any non-finite y was refused) and a RuntimeWarning from ``inf - inf``."""
+    m = sp.lil_array(_band(50))
+    m[3, 4], m[7, 7], m[9, 2], m[9, 3] = np.nan, np.inf, np.inf, -np.inf
+    m = sp.csr_array(m)
+    fres = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+    x = np.random.default_rng(9).standard_normal(50)
+    np.testing.assert_array_equal(np.isnan(fres(x)), np.isnan(m @ x))
+    finite = np.isfinite(m @ x)
+    np.testing.assert_allclose(fres(x)[finite], (m @ x)[finite], rtol=1e-12, atol=1e-12)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_numpy_scalars_are_numbers_and_a_bad_seed_is_an_spf_error(tmp_path: Path) -> None:
+    """numpy scalars were refused (budget, threads) or a raw TypeError of random.Random
+    (seed); a seed that is no int is an SpfError."""
+    m = _band(30)
+    fres = spf.formats.tune(m, budget=np.int64(120), space=SERIAL, seed=np.int64(0),
+                            threads=np.int64(1), record_dir=tmp_path)  # fmt: skip
+    _agrees(fres, m)
+    with pytest.raises(spf.SpfError, match="seed must be an int or None"):
+        spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=[1], record_dir=tmp_path)

@@ -278,6 +278,39 @@ def test_a_damaged_record_is_an_error_that_names_it(records_dir: Any) -> None:
         spf.tune(kernels.gemm(), _gemm_args(), budget=5.0)
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"history": [1, "x"]},  # an entry that is no dict
+        {"tried": "x"},
+        {"speedup": None},
+        {"illegal": [2]},
+        {"threads": "lots"},
+    ],
+)
+def test_a_record_with_a_damaged_field_is_an_error_that_names_it(
+    records_dir: Any, damage: dict[str, Any]
+) -> None:
+    """Every field of a damaged record is an SpfError naming the file, never a raw
+    AttributeError / ValueError / TypeError from reading it."""
+    name, _ = records.key(kernels.gemm(), _gemm_args(), make_space(None, None))
+    records.save(name, {"commands": [], "time": 1e-3, "baseline_time": 1e-3, **damage})
+    with pytest.raises(spf.SpfError, match=r"the record .*\.json is damaged .*reuse=False"):
+        spf.tune(kernels.gemm(), _gemm_args(), budget=5.0)
+
+
+def test_a_record_whose_schedule_is_illegal_is_refused_by_tune(records_dir: Any) -> None:
+    """An edited record (records are plain JSON) that parallelizes gemm's reduction loop is
+    checked when it is replayed: tune refuses it, not a later compile of ``res.comp``."""
+    name, _ = records.key(kernels.gemm(), _gemm_args(), make_space(None, None))
+    racy = [{"stmt": "s0", "command": "Parallelize", "args": {"loop": "k", "reduction": None}}]
+    records.save(name, {"commands": racy, "time": 1e-3, "baseline_time": 1e-3})
+    with pytest.raises(
+        spf.SpfError, match=r"the record .*\.json is damaged .*cannot run in parallel"
+    ):
+        spf.tune(kernels.gemm(), _gemm_args(), budget=5.0)
+
+
 def _only(**kinds: list[Any]) -> dict[str, list[Any]]:
     """A space of just ``kinds`` (every other kind removed), one thread."""
     space: dict[str, list[Any]] = {k: [] for k in spf.tuning.default_space()}
@@ -440,3 +473,53 @@ def test_a_record_that_cannot_be_written_keeps_the_result(
     assert res.record is None
     assert "not recorded" in caplog.text
     assert _run(res.comp, args, "y").shape == (0,)
+
+
+def test_a_reordered_float_reduction_beyond_round_off_is_rejected_not_a_bug() -> None:
+    """A float32 sum of centred data (terms ~1e4 cancelling to a few units): a privatized
+    reduction on two threads sums in another order, and its round-off exceeds the tolerance
+    relative to the small result. That is no spf bug: the candidate is rejected with the
+    reason (it raised InternalError 'a bug of spf', ending the whole search)."""
+    comp = spf.from_c(
+        "void total(int N, float *x, float *s) { for (int i = 0; i < N; i++) s[0] += x[i]; }",
+        shapes={"x": "N", "s": "1"},
+    )
+    x = (np.random.default_rng(0).standard_normal(20000) * 1e4).astype(np.float32)
+    x -= np.float32(x.mean())
+    args = {"N": x.size, "x": x, "s": np.zeros(1, np.float32)}
+    space = {**_only(parallelize=["privatize"]), "threads": [2]}
+    res = spf.tune(comp, args, budget=ROOMY, space=space, seed=0, reuse=False, max_trials=1)
+    (trial,) = [t for t in res.history if "privatize" in t.summary]
+    assert trial.status == "rejected"  # two threads' partial sums: a fixed split
+    assert "summed in another order" in trial.reason
+    assert res.commands == ""
+    got = {**args, "s": np.zeros(1, np.float32)}
+    res.comp.compile()(**got)
+    want = np.zeros(1, np.float32)
+    comp.compile()(N=x.size, x=x, s=want)
+    np.testing.assert_allclose(got["s"], want, rtol=0.5)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"budget": np.int64(600)},
+        {"budget": np.float32(600.0)},
+        {"seed": np.int64(1)},
+        {"threads": np.int64(1)},
+        {"max_trials": np.int64(0)},
+    ],
+)
+def test_numpy_scalars_are_numbers(kwargs: dict[str, Any]) -> None:
+    """``budget=np.int64(600)`` was refused with 'budget must be a positive number of
+    seconds, got np.int64(600)' (numpy integers are no Python ints)."""
+    res = spf.tune(kernels.gemm(), _gemm_args(), **{"max_trials": 0, "reuse": False, **kwargs})
+    assert res.tried == 0
+
+
+def test_an_output_passed_as_a_list_is_named() -> None:
+    """The error said 'writes none of the arrays passed in args (A, B, C); pass its outputs
+    too' although ``C`` was passed (as a list)."""
+    args = {k: v.tolist() for k, v in _gemm_args().items()}
+    with pytest.raises(spf.SpfError, match=r"args\['C'\] must be a numpy array .*got list"):
+        spf.tune(kernels.gemm(), args, budget=5.0, reuse=False)

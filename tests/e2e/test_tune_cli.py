@@ -166,3 +166,20 @@ def test_tune_formats_unknown_family_names_the_known_ones(
     matrix = str(suitesparse_dir / "lp_afiro.mtx")
     assert main(["tune", "spmv", "--matrix", matrix, "--formats", "CSR,COO"]) == 1
     assert "unknown format family 'COO' in space; known: CSR, CSC" in capsys.readouterr().err
+
+
+def test_a_kernel_that_builds_no_computation_is_an_error(capsys: Any) -> None:
+    """``spf.kernels.spgemm_csr`` builds a sparse einsum, not a Computation: a clear error,
+    not a raw AttributeError trace."""
+    assert main(["tune", "spgemm_csr", "--sizes", "N=4", "--budget", "2"]) != 0
+    err = capsys.readouterr().err
+    assert "spf.kernels.spgemm_csr builds" in err
+    assert "Traceback" not in err
+
+
+def test_a_bad_size_names_the_sizes_option(capsys: Any) -> None:
+    """The error named ``--params``, an option ``spf tune`` does not have."""
+    assert main(["tune", "gemm", "--sizes", "N=x", "--budget", "2"]) != 0
+    assert (
+        "--sizes: 'N=x' is not NAME=INTEGER; write e.g. --sizes N=1000" in capsys.readouterr().err
+    )
