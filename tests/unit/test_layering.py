@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "spf._lazy",
         "spf._gc",
         "spf._cachedir",
+        "spf._scalars",
     ),
     ("spf.sparse", "spf.memory", "spf.mpi", "spf.mpi_formats"),  # helpers on numpy / processes
     ("spf.sets",),
