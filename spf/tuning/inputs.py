@@ -77,6 +77,12 @@ def kernel_args(
             f"spf tune: {comp.name} reads index arrays ({', '.join(sorted(comp.ufs))}); give "
             "--matrix FILE.mtx"
         )
+    unknown = sorted(set(sizes or {}) - set(comp.params))
+    if unknown:
+        raise ArgumentError(
+            f"spf tune: --sizes names {', '.join(map(repr, unknown))}, not symbolic constants "
+            f"of {comp.name} (its constants: {', '.join(sorted(comp.params)) or 'none'})"
+        )
     args: dict[str, Any] = {} if matrix is None else matrix_args(comp, matrix)
     known = {k: int(v) for k, v in args.items() if k in comp.params}
     known.update(sizes or {})

@@ -183,3 +183,12 @@ def test_a_bad_size_names_the_sizes_option(capsys: Any) -> None:
     assert (
         "--sizes: 'N=x' is not NAME=INTEGER; write e.g. --sizes N=1000" in capsys.readouterr().err
     )
+
+
+def test_a_size_that_names_no_constant_is_refused(capsys: Any) -> None:
+    """``--sizes Q=3`` for gemm (constants NI, NJ, NK) was accepted and ignored: a typo left
+    the size the user meant unset, and the search ran on other sizes or failed later."""
+    assert main(["tune", "gemm", "--sizes", "Q=3", "--budget", "2"]) != 0
+    err = capsys.readouterr().err
+    assert "--sizes names 'Q', not symbolic constants of gemm" in err
+    assert "Traceback" not in err
