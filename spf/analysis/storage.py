@@ -28,6 +28,7 @@ from spf.analysis.dependences import (
     padded,
     pair_names,
     position_in,
+    runs_first_at_ties,
     same_element,
     same_rank,
 )
@@ -211,8 +212,7 @@ def _before(
     out: list[tuple[int | None, list[str]]] = [
         (d, _lex(ta, tb, d)[start:]) for d in range(start, len(ta))
     ]
-    order = [st.name for st in ir.parsed_stmts]
-    if sa.name != sb.name and order.index(sa.name) < order.index(sb.name):
+    if runs_first_at_ties(ir, sa, sb):
         out.append((None, [f"{ta[k]} = {tb[k]}" for k in range(start, len(ta))]))
     return out
 

@@ -12,13 +12,13 @@ import hashlib
 import json
 import os
 import platform
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from spf._cachedir import default_cache_dir
+from spf.runtime.cache import atomic_write
 
 __all__ = ["load_record", "machine", "record_key", "record_path", "save_record"]
 
@@ -86,6 +86,4 @@ def save_record(path: Path, record: dict[str, Any]) -> None:
     cannot be written is not an error (the result is simply not remembered)."""
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # per thread
-        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
-        tmp.replace(path)
+        atomic_write(path, json.dumps(record, indent=1, sort_keys=True) + "\n")

@@ -356,20 +356,18 @@ class Plan:
         )
 
 
+_DEFAULTS: dict[type[Plan], tuple[tuple[str, Callable[[], Any] | None], ...]] = {}
+
+
 def _defaults(cls: type[Plan]) -> tuple[tuple[str, Callable[[], Any] | None], ...]:
     """Each field of ``cls`` with its default factory (None without one): what
-    :meth:`Plan._levels_later` sets (:data:`_PLAN_DEFAULTS`: a :class:`Plan`'s, looked up
-    once rather than on each inspection)."""
-    if cls is Plan and "_PLAN_DEFAULTS" in globals():
-        return _PLAN_DEFAULTS
-    out: list[tuple[str, Callable[[], Any] | None]] = []
-    for spec in dataclasses.fields(cls):
-        factory = spec.default_factory
-        out.append((spec.name, factory if callable(factory) else None))
-    return tuple(out)
-
-
-_PLAN_DEFAULTS = _defaults(Plan)
+    :meth:`Plan._levels_later` sets (looked up once per class, not on each inspection)."""
+    if cls not in _DEFAULTS:
+        _DEFAULTS[cls] = tuple(
+            (spec.name, spec.default_factory if callable(spec.default_factory) else None)
+            for spec in dataclasses.fields(cls)
+        )
+    return _DEFAULTS[cls]
 
 
 LEVEL_ORDER = ("levelptr", "order", "groups", "groupptr", "one_thread")

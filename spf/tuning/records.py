@@ -14,13 +14,13 @@ import inspect
 import json
 import os
 import platform
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spf._cachedir import default_cache_dir
 from spf._version import __version__
+from spf.runtime.cache import atomic_write
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -145,13 +145,7 @@ def save(
     folder = directory(cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
-    # one temporary file per process and thread: two threads saving the same record at once
-    # (tune called from two threads) must not move each other's half-written file
-    tmp = folder / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        tmp.write_text(json.dumps({"format": VERSION, **record}, indent=2, default=str) + "\n")
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)  # a full disk: no partial file left behind
-        raise
+    # a temporary file of its own per call (two threads saving one record at once must not
+    # move each other's half-written file), removed when the write fails (a full disk)
+    atomic_write(path, json.dumps({"format": VERSION, **record}, indent=2, default=str) + "\n")
     return path
