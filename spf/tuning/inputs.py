@@ -44,7 +44,7 @@ def matrix_args(comp: Computation, matrix: Any) -> dict[str, Any]:
     fmt = _FORMATS.get(tuple(sorted(comp.ufs)))  # type: ignore[arg-type]
     if fmt is None:
         raise ArgumentError(
-            f"spf tune: {comp.name} has index arrays {', '.join(sorted(comp.ufs)) or '(none)'}; "
+            f"{comp.name} has index arrays {', '.join(sorted(comp.ufs)) or '(none)'}; "
             "a matrix fills CSR (rowptr, col), CSC (colptr, row) or COO (row, col) arrays"
         )
     if comp.name.startswith("sptrsv"):
@@ -74,13 +74,13 @@ def kernel_args(
 
     if matrix is None and comp.ufs:
         raise ArgumentError(
-            f"spf tune: {comp.name} reads index arrays ({', '.join(sorted(comp.ufs))}); give "
+            f"{comp.name} reads index arrays ({', '.join(sorted(comp.ufs))}); give "
             "--matrix FILE.mtx"
         )
     unknown = sorted(set(sizes or {}) - set(comp.params))
     if unknown:
         raise ArgumentError(
-            f"spf tune: --sizes names {', '.join(map(repr, unknown))}, not symbolic constants "
+            f"--sizes names {', '.join(map(repr, unknown))}, not symbolic constants "
             f"of {comp.name} (its constants: {', '.join(sorted(comp.params)) or 'none'})"
         )
     args: dict[str, Any] = {} if matrix is None else matrix_args(comp, matrix)
@@ -91,9 +91,7 @@ def kernel_args(
         if name in args or ds.role != "data":
             continue
         if ds.shape is None:
-            raise ArgumentError(
-                f"spf tune: data space {name!r} of {comp.name} has no declared shape"
-            )
+            raise ArgumentError(f"data space {name!r} of {comp.name} has no declared shape")
         shape = []
         for extent in ds.shape:
             names = set(re.findall(r"[A-Za-z_]\w*", str(extent)))
@@ -101,7 +99,7 @@ def kernel_args(
             if value is None:
                 missing = sorted(p for p in comp.params if p not in known)
                 raise ArgumentError(
-                    f"spf tune: the extent {extent!r} of {name!r} needs sizes; give "
+                    f"the extent {extent!r} of {name!r} needs sizes; give "
                     f"--sizes {','.join(f'{p}=...' for p in missing) or 'NAME=...'}"
                 )
             shape.append(value)

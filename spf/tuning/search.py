@@ -150,6 +150,7 @@ class _Search:
     def baseline(self) -> None:
         began = time.perf_counter()
         kernel = self._compile(self.comp)
+        _check_names(kernel, self.args)
         t0 = time.perf_counter()
         self.ref = measure.run_once(kernel, self.args, self.names, None)
         first = time.perf_counter() - t0
@@ -443,6 +444,19 @@ class _Search:
             self.base_time = tb
         return Outcome(self.comp.clone(), self.base_time, self.base_time, len(self.measured),
                        self.illegal, self.history, None)  # fmt: skip
+
+
+def _check_names(kernel: Kernel, args: Mapping[str, Any]) -> None:
+    """``ArgumentError`` naming the keys of ``args`` that are no argument of the default
+    schedule's ``kernel`` (a misspelt name would otherwise be dropped silently: candidates
+    take the arguments their kernel takes, :func:`spf.tuning.measure.taken`)."""
+    names = [a.name for a in kernel.arguments]
+    unknown = sorted(set(args) - set(names))
+    if unknown:
+        raise ArgumentError(
+            f"tune: args names {', '.join(map(repr, unknown))}, not an argument of "
+            f"the default schedule of {kernel.name}; its arguments are {', '.join(names)}"
+        )
 
 
 def _first_line(err: Exception) -> str:

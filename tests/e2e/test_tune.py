@@ -271,6 +271,14 @@ def test_args_without_outputs_are_refused() -> None:
         spf.tune(spf.Computation("empty"), {}, budget=5.0, reuse=False)
 
 
+def test_a_misspelt_argument_is_refused_not_dropped() -> None:
+    """Candidates take the arguments their kernel takes; a name no argument of the default
+    schedule has was dropped silently (a typo of an input ran on whatever the kernel read)."""
+    args = {**_gemm_args(), "Bee": np.ones(3)}
+    with pytest.raises(spf.ArgumentError, match="args names 'Bee', not an argument of the default"):
+        spf.tune(kernels.gemm(), args, budget=5.0, reuse=False)
+
+
 def test_a_damaged_record_is_an_error_that_names_it(records_dir: Any) -> None:
     name, _ = records.key(kernels.gemm(), _gemm_args(), make_space(None, None))
     records.save(name, {"commands": [{"stmt": "s0", "command": "Nope", "args": {}}]})

@@ -95,7 +95,9 @@ def test_tune_an_imported_c_function(tmp_path: Path, capsys: Any) -> None:
 )
 def test_tune_command_errors_say_what_to_give(argv: list[str], message: str, capsys: Any) -> None:
     assert main(argv) == 1
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("spf tune") == 1, err  # the command's prefix once, not in the message too
 
 
 @pytest.fixture
