@@ -47,9 +47,9 @@ import inspect
 import logging
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from spf._version import __version__
 from spf.errors import ArgumentError, SpfError
@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from spf.computation.computation import Computation
+
+T = TypeVar("T")
 
 TARGETS = ("c", "cuda", "mpi", "hls")
 _SPEC_HELP = "MODULE:FUNCTION whose FUNCTION() returns an spf.Computation (e.g. spf.kernels:gemm)"
@@ -361,25 +363,9 @@ def parse_params(text: str | None, option: str = "--params") -> dict[str, int] |
     ...
     spf.errors.ArgumentError: --params: 'N' is given twice; give each parameter once
     """
-    from spf.errors import ArgumentError
-
     if text is None:
         return None
-    out: dict[str, int] = {}
-    for item in text.split(","):
-        name, eq, value = (part.strip() for part in item.partition("="))
-        try:
-            number = int(value)
-        except ValueError:
-            number = None
-        if not eq or not name.isidentifier() or number is None:
-            raise ArgumentError(
-                f"{option}: {item.strip()!r} is not NAME=INTEGER; write e.g. {option} N=1000,M=800"
-            )
-        if name in out:
-            raise ArgumentError(f"{option}: {name!r} is given twice; give each parameter once")
-        out[name] = number
-    return out
+    return _assignments(text, option, int, "NAME=INTEGER", "N=1000,M=800", "parameter")
 
 
 def _hls_options(args: argparse.Namespace) -> dict[str, dict[str, tuple[int, int]]]:
@@ -407,22 +393,41 @@ def parse_ranges(text: str, flag: str) -> dict[str, tuple[int, int]]:
     ...
     spf.errors.ArgumentError: --hls-tripcounts: 'k' is given twice; give each name once
     """
-    out: dict[str, tuple[int, int]] = {}
+    return _assignments(
+        text, flag, _span, "NAME=MAX or NAME=MIN:MAX with MIN <= MAX", "M=1024,N=16:1024", "name"
+    )
+
+
+def _span(value: str) -> tuple[int, int]:
+    """``"16:1024"`` as ``(16, 1024)``, ``"1024"`` as ``(0, 1024)``; ValueError unless MIN <=
+    MAX."""
+    low, colon, high = value.partition(":")
+    span = (int(low), int(high)) if colon else (0, int(value))
+    if span[0] > span[1]:
+        raise ValueError(value)
+    return span
+
+
+def _assignments(
+    text: str, flag: str, read: Callable[[str], T], form: str, example: str, what: str
+) -> dict[str, T]:
+    """``NAME=VALUE,...`` of an option ``flag`` as a dict, each value through ``read``; an
+    entry that is no such assignment (``read`` raising ValueError) or a name given twice is
+    an ``ArgumentError`` naming ``flag`` and showing ``form`` with an ``example``."""
+    out: dict[str, T] = {}
     for item in text.split(","):
         name, eq, value = (part.strip() for part in item.partition("="))
-        low, colon, high = value.partition(":")
         try:
-            span = (int(low), int(high)) if colon else (0, int(value))
+            parsed: T | None = read(value)
         except ValueError:
-            span = (1, 0)
-        if not eq or not name.isidentifier() or span[0] > span[1]:
+            parsed = None
+        if not eq or not name.isidentifier() or parsed is None:
             raise ArgumentError(
-                f"{flag}: {item.strip()!r} is not NAME=MAX or NAME=MIN:MAX with MIN <= MAX; "
-                "write e.g. M=1024,N=16:1024"
+                f"{flag}: {item.strip()!r} is not {form}; write e.g. {flag} {example}"
             )
         if name in out:
-            raise ArgumentError(f"{flag}: {name!r} is given twice; give each name once")
-        out[name] = span
+            raise ArgumentError(f"{flag}: {name!r} is given twice; give each {what} once")
+        out[name] = parsed
     return out
 
 
