@@ -41,7 +41,7 @@ waits on the solve's chain more than the estimate counts), which kept bayer10 (e
 1.23-1.29x over the separate kernels). Timed in one process instead (2026-12-01, the
 benchmark's rotation of the nine SuiteSparse loops and MKL's pairs, each call alone,
 2 threads, cap off, medians of 100-300 rounds, four runs): bayer10's pipeline took
-72.6-87.9 us against 81.1-89.7 us for its serial plan (1.02-1.17x, 1.12x in the longest
+72.6-87.9 us against 81.1-89.7 us for its serial plan (1.02-1.13x, 1.12x in the longest
 run), while the loops estimated below 1.25 stayed slower on it (cryg2500, estimated
 0.77x: 23.2 against 19.2 us)."""
 
