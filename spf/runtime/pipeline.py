@@ -32,15 +32,18 @@ medians of 100-200 interleaved calls) ran alike at 2, 4 and 8 blocks (pushpull 1
 and 129 us at one block)."""
 
 
-MIN_GAIN = 1.4
+MIN_GAIN = coarse.MIN_GAIN
 """The least estimate against the serial kernels (:func:`spf.runtime.coarse.over_kernels`)
-at which ``auto`` takes the pipeline instead of ``"serial"`` (above
-:data:`spf.runtime.coarse.MIN_GAIN`, 1.25: the pipeline's second thread waits on the
-solve's chain more than the estimate counts). In ``spf bench --only fused`` runs on a quiet
-host (2026-11-30, two runs each), the fused call on the pipeline over the two serial
-kernels: pushpull (estimated 1.56x) 1.40-1.47x against 1.07-1.10x on the serial plan,
-bcsstk13 (1.47x) 1.37-1.52x against 1.24-1.25x, bayer10 (1.31x) 1.23-1.39x against
-1.23-1.29x: no gain, so bayer10 stays serial."""
+at which ``auto`` takes the pipeline instead of ``"serial"``: the gate of every other plan
+(:data:`spf.runtime.coarse.MIN_GAIN`, 1.25). It was 1.4 (the pipeline's second thread
+waits on the solve's chain more than the estimate counts), which kept bayer10 (estimated
+1.31x) serial on bench runs that could not tell the two apart (1.23-1.39x against
+1.23-1.29x over the separate kernels). Timed in one process instead (2026-12-01, the
+benchmark's rotation of the nine SuiteSparse loops and MKL's pairs, each call alone,
+2 threads, cap off, medians of 100-300 rounds, four runs): bayer10's pipeline took
+72.6-87.9 us against 81.1-89.7 us for its serial plan (1.02-1.13x, 1.12x in the longest
+run), while the loops estimated below 1.25 stayed slower on it (cryg2500, estimated
+0.77x: 23.2 against 19.2 us)."""
 
 CHAIN_WEIGHT = 1
 """What a unit of work of the solve's rows weighs against one of the free kernel's in the

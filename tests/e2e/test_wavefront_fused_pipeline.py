@@ -183,3 +183,24 @@ def test_a_pipeline_plan_rebuilt_from_its_arrays_passes_the_dependence_check(
     k(x=x, y=y, b=b, plan=rebuilt, **args)
     np.testing.assert_array_equal(x, want_x)
     np.testing.assert_array_equal(y, want_y)
+
+
+def test_a_pipeline_estimated_over_the_common_gain_is_taken(
+    fused: tuple[str, WavefrontKernel], team: int
+) -> None:
+    """A narrow band of 8,000 rows (one chain): its coarse plans do not pay, its pipeline is
+    estimated ~1.3x the serial kernels, above ``coarse.MIN_GAIN`` (1.25) but under the 1.4
+    the pipeline once had to reach, so ``auto`` ran it serially (bayer10's case)."""
+    dtype, k = fused
+    m = banded(8000, 3, 1)
+    n = m.shape[0]
+    args = gauss_seidel_args(m, index_dtype=dtype)
+    plan = k.inspect(threads=2, **{key: v for key, v in args.items() if key != "A"})
+    assert plan.strategy == "coarse"
+    assert is_pipeline(plan, n)
+    b = np.random.default_rng(6).standard_normal(n)
+    want_x, want_y = separately(m, b)
+    x, y = np.zeros(n), np.zeros(n)
+    k(x=x, y=y, b=b, plan=plan, check=False, **args)
+    np.testing.assert_array_equal(x, want_x)
+    np.testing.assert_array_equal(y, want_y)
