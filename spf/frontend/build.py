@@ -13,6 +13,7 @@ from spf.frontend import args
 from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var, integer_scalars, is_integer
+from spf.frontend.do_once import lower_do_once
 from spf.frontend.exprs import NotAffineError, Scope
 from spf.frontend.increments import candidates, split_increments
 from spf.frontend.induction import Inductions
@@ -92,6 +93,7 @@ def translate(
             ) from None
         raise
     fn = function(src, function_name)
+    lower_do_once(src)
     inline_calls(src, fn)
     rename_shadowing_locals(src.ast, fn)
     lower_switches(src, fn.body)

@@ -74,6 +74,7 @@ class Inductions:
     loops: list[_Loop] = field(default_factory=list)
     counter: itertools.count[int] = field(default_factory=itertools.count)
     resolved: dict[sp.Symbol, sp.Expr] = field(default_factory=dict)  # filled placeholders
+    nonnegative: set[str] = field(default_factory=set)  # placeholders only ever >= 0
 
     def fail(self, node: Any, name: str, why: str) -> Exception:
         return self.src.error(node, f"induction variable {name!r}: {why}")
@@ -247,6 +248,8 @@ class Inductions:
                     node, name, f"bounds loop {it!r} and changes inside it (not a fixed range)"
                 )
             key = f"@iv{next(self.counter)}@"
+            if all(_nonnegative_literal(increment(w, name)) for w in updates):
+                self.nonnegative.add(key)  # k++ or k += 2 only: earlier iterations add >= 0
             held = sp.Symbol(key)
             self.atoms[key] = (key, key[:-1] + "v@")
             loop.held[name] = held
@@ -386,6 +389,16 @@ class Inductions:
             f"floor(({text} + {abs(step) - 1})/{abs(step)})",
             f"({self.text(span, affine=False)} + {abs(step) - 1}) / {abs(step)}",
         ), ""
+
+
+def _nonnegative_literal(node: Any) -> bool:
+    """Whether ``node`` (an increment's amount) is an integer literal ``>= 0``."""
+    from spf.frontend.cparse import c_integer
+
+    if not isinstance(node, c_ast.Constant) or node.type != "int":
+        return False
+    value = c_integer(node.value)
+    return value is not None and value >= 0
 
 
 def _grouped(text: str) -> str:
