@@ -850,6 +850,13 @@ class SparseEinsumKernel:
         return not (given - n0 - n1)
 
     def __call__(self, *positional: object, check: bool = True, **args: Any) -> dict[str, Any]:
+        from spf.index_notation.workspaces import workspaces_fit
+
+        f = self.comp.formula
+        with workspaces_fit(f, self.comp.output, lambda: resolve_extents(f, args, self._plan)):
+            return self._call(*positional, check=check, **args)
+
+    def _call(self, *positional: object, check: bool, **args: Any) -> dict[str, Any]:
         from spf.formats.sizing import memory_limit
 
         f, c = self.comp.formula, self.comp.output
