@@ -513,3 +513,25 @@ def test_atomic_reduction_on_a_sequential_loop_says_what_to_do() -> None:
     )
     with pytest.raises(spf.CodegenError, match=words):
         comp.codegen("cuda")
+
+
+@pytest.mark.parametrize("scope", ["local", "stack"])
+def test_cache_read_inside_gpu_loops_is_each_threads_copy(scope: str) -> None:
+    """``cache_read("A", "i1", scope=...)`` of a statement mapped to gpu loops: the copy
+    statement stayed unmapped (a host loop over every thread's rows), so its writes of the
+    pack crossed the gpu loops and the mapping was refused. The copy now takes the
+    statement's gpu tags on the loops it shares: each thread packs its own row of A into its
+    own copy and reads it (checked against numpy in the emulator)."""
+    comp = spf.Computation("packrow")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("N", 8))
+    dom = "{[i,k]: 0 <= i < N && 0 <= k < 8}"
+    s = comp.add_stmt(spf.Stmt("$y$(i) += 2.0 * $A$(i, k);", dom, "{[i,k]->[0,i,0,k,0]}"))
+    s.split("i", 4, "i0", "i1").gpu(("i0",), ("i1",))
+    s.cache_read("A", "i1", scope=scope)
+    assert comp.stmt("A_pack_copy").tags == {"i0": ("gpu_block(0)",), "i1": ("gpu_thread(0)",)}
+    k = comp.compile(target="cuda", emulate=True)
+    for n in (10, 4, 1):
+        A, y = np.random.default_rng(n).random((n, 8)), np.zeros(n)
+        k(A=A, y=y)
+        np.testing.assert_allclose(y, 2.0 * A.sum(axis=1))
