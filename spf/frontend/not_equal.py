@@ -26,12 +26,13 @@ def as_ordered(
     facts: list[tuple[str, Any]],
 ) -> Any:
     """``p`` (``left != right``, a condition of loop ``it``) as the ordered comparison the loop
-    runs under, ``coefficients`` being those of ``it`` in ``left`` and ``right``."""
+    runs under, ``coefficients`` being those of ``it`` in ``left`` and ``right`` (``step``
+    0: a symbolic step, refused)."""
     from pycparser.c_generator import CGenerator  # type: ignore[import-untyped]
 
     shown = CGenerator().visit(p)
     left, right = coefficients
-    ordered = f"{it} < hi" if step > 0 else f"{it} > lo"
+    ordered = f"{it} < hi" if step >= 0 else f"{it} > lo"
     if left is None or right is None or abs(left - right) != 1 or abs(step) != 1:
         raise s.fail(
             p,

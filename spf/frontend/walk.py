@@ -361,7 +361,7 @@ class Walker:
             ) from None
         conds: list[Cond] = [start]
         s.conds = domain_text([*ctx.conds, start])  # the bounds' proofs know where it starts
-        conds.extend(self._bounds(node, it, step, s, start))
+        conds.extend(self._bounds(node, it, step, s, (start, symbolic is None)))
         if abs(step) > 1:
             if not isinstance(start, Cmp):
                 raise self.fail(
@@ -473,7 +473,11 @@ class Walker:
             "an integer constant or an expression of integer parameters",
         )
 
-    def _bounds(self, node: Any, it: str, step: int, s: Scope, start: Cond) -> list[Cond]:
+    def _bounds(
+        self, node: Any, it: str, step: int, s: Scope, first: tuple[Cond, bool]
+    ) -> list[Cond]:
+        """The loop's bounds; ``first``: its start condition and whether its step is the
+        constant ``step`` (not a symbolic one of that sign)."""
         if node.cond is None:
             raise self.fail(node, f"loop {it!r} has no condition", f"write {it} < hi")
         parts = _conjuncts(node.cond)
@@ -483,7 +487,8 @@ class Walker:
             uses = _mentions(p, it)
             if uses and isinstance(p, c_ast.BinaryOp) and p.op == "!=":
                 pair = (_coefficient(p.left, it), _coefficient(p.right, it))
-                p = as_ordered(s, p, it, step, start, pair, self.facts)
+                start, constant = first
+                p = as_ordered(s, p, it, step if constant else 0, start, pair, self.facts)
             if uses:
                 side = _bound_side(p, it)
                 if side is None:

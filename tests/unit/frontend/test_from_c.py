@@ -470,6 +470,7 @@ def test_not_equal_bound_is_ordered_where_the_start_is_proved_or_assumed() -> No
         ("for (int j = i + 1; j != i; j++)", r"'j != i' stops j only where it starts at or "
          r"below the bound .*; write j < i"),
         ("for (int j = 0; j != n; j += 2)", "a step of \\+1 or -1; write j < hi"),
+        ("for (int j = 0; j != n; j += n)", "a step of \\+1 or -1; write j < hi"),
         ("for (int j = rowptr[i]; j != rowptr[i + 1]; j++)", "write j < rowptr\\[i \\+ 1\\]"),
     ],
 )  # fmt: skip
