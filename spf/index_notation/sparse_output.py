@@ -850,11 +850,17 @@ class SparseEinsumKernel:
         return not (given - n0 - n1)
 
     def __call__(self, *positional: object, check: bool = True, **args: Any) -> dict[str, Any]:
-        from spf.index_notation.workspaces import workspaces_fit
-
-        f = self.comp.formula
-        with workspaces_fit(f, self.comp.output, lambda: resolve_extents(f, args, self._plan)):
+        try:
             return self._call(*positional, check=check, **args)
+        except MemoryError as err:  # a row workspace too large? (no cost when none is raised)
+            from spf.index_notation.workspaces import workspace_error
+
+            f = self.comp.formula
+            extents = lambda: resolve_extents(f, args, self._plan)  # noqa: E731
+            found = workspace_error(f, self.comp.output, extents, err)
+            if found is None:
+                raise
+            raise found from err
 
     def _call(self, *positional: object, check: bool, **args: Any) -> dict[str, Any]:
         from spf.formats.sizing import memory_limit
