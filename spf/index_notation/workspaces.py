@@ -6,7 +6,7 @@ naming the workspace, its size and the index, and saying what to change."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import ArgumentError
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def workspace_error(
-    f: Formula, c: Compressed, extents: Callable[[], Mapping[str, Any]], err: MemoryError
+    f: Formula, c: Compressed, extents: Mapping[str, Any], err: MemoryError
 ) -> ArgumentError | None:
     """The error for ``err``, raised by a phase of sparse output ``c``: the one the module
     docstring describes where a kernel could not allocate one of its workspaces, else None
@@ -26,7 +26,7 @@ def workspace_error(
     if not isinstance(err, AllocationError):
         return None
     extent = f.extents[c.inner]
-    value = extents().get(extent)
+    value = extents.get(extent)
     size = f"{extent} = {value}" if value is not None else extent
     return ArgumentError(
         f"{f.where()}: the sparse output {c.name} is built row by row in dense "
