@@ -419,11 +419,23 @@ def _affine(value: sp.Expr, placeholders: set[sp.Symbol]) -> bool:
     return True
 
 
-def single_bound(node: Any, it: str) -> tuple[Any, str]:
+def single_bound(node: Any, it: str, step: int | None = None) -> tuple[Any, str]:
     """``(e, op)`` when exactly one conjunct of for loop ``node``'s condition bounds ``it``:
-    ``it op e`` (``e op it`` turned around); ``(None, "")`` otherwise."""
+    ``it op e`` (``e op it`` turned around); ``(None, "")`` otherwise. With a constant
+    ``step`` of 1 (-1), ``it != e`` is ``it < e`` (``it > e``): the walker accepted it only
+    where the loop starts on that side (:mod:`spf.frontend.not_equal`)."""
     turned = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
     parts = _conjuncts(node.cond)
+    if step in (1, -1):
+        ordered = "<" if step == 1 else ">"
+        parts = [
+            c_ast.BinaryOp(ordered, p.left, p.right)
+            if isinstance(p, c_ast.BinaryOp) and p.op == "!=" and _is(p.left, it)
+            else c_ast.BinaryOp(turned[ordered], p.left, p.right)
+            if isinstance(p, c_ast.BinaryOp) and p.op == "!=" and _is(p.right, it)
+            else p
+            for p in parts
+        ]
     found = [p for p in parts if isinstance(p, c_ast.BinaryOp) and p.op in turned]
     found = [p for p in found if _is(p.left, it) != _is(p.right, it)]
     if len(found) != 1 or len(found) != sum(_mentions(p, it) for p in parts):

@@ -401,11 +401,12 @@ class Walker:
         body = self.inductions.enter(node, it, lo, None if symbolic else step, before)
         first = len(self.records)
         end = self.block(items, replace(inner, ivs=tuple(body.items())), [0])
-        bound, op = single_bound(node, it)
+        bound, op = single_bound(node, it, None if symbolic else step)
         self._scoped(ctx)
+        facts = [*self.inductions.extent_facts(), *(f for f, _ in self.facts)]  # assumed too
         trips, why = self.inductions.trips(
             it, lo, bound, op, None if symbolic else step, ctx.iters,
-            domain_text(list(ctx.conds)) or "0 = 0", before, self.inductions.extent_facts(),
+            domain_text(list(ctx.conds)) or "0 = 0", before, facts,
         )  # fmt: skip
         after, fills = self.inductions.leave(before, dict(end.ivs), trips, why)
         if fills:

@@ -531,3 +531,20 @@ def test_do_while_zero_macro_idiom_is_its_block() -> None:
                 do { x[i] = 1.0; if (x[i] > 0) break; } while (0);
             }"""
         )
+
+
+def test_counter_after_a_not_equal_loop_has_its_closed_form() -> None:
+    """After ``for (i = 0; i != n; i++) k++;`` the counter is ``n``: the trip count reads
+    ``i != n`` as ``i < n`` and uses the start the import assumed (``0 <= n``)."""
+    comp = spf.from_c(
+        """void f(int n, const double x[8], double y[9]) {
+          int k = 0;
+          for (int i = 0; i != n; i++) { y[k] = x[i]; k++; }
+          y[k] = -1.0;
+        }"""
+    )
+    assert [s.source for s in comp.stmts] == ["$y$(i) = $x$(i);", "$y$(n) = -1.0;"]
+    comp.assume("n <= 8")
+    x, y = np.arange(8.0), np.zeros(9)
+    comp.compile()(n=5, x=x, y=y)
+    np.testing.assert_array_equal(y, [0, 1, 2, 3, 4, -1, 0, 0, 0])
