@@ -173,6 +173,13 @@ class PreconditionWarning(UserWarning):
     removes the warning."""
 
 
+class DroppedTagWarning(UserWarning):
+    """A loop directive (``pipeline``, ``unroll``) on a loop that code generation removes (a
+    loop of one iteration, which isl prints as its value): the target source has no pragma
+    for it. ``codegen("hls")`` and ``compile(target="hls")`` warn, naming the statement, the
+    loop and the tag."""
+
+
 def add_context(err: BaseException, note: str) -> None:
     """Add ``note`` (``During: applying tile(...)``) to ``err`` as it rises, once: an error
     raised again through the same place keeps one copy.
@@ -192,6 +199,7 @@ __all__ = [
     "ArityError",
     "CodegenError",
     "CompileError",
+    "DroppedTagWarning",
     "FormatError",
     "IllegalScheduleError",
     "InternalError",

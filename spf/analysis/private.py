@@ -123,12 +123,21 @@ def _original_position(stmts: list[ParsedStmt], space: str, loop: str, width: in
     """The position of ``loop`` in the program order of every statement in ``stmts``."""
     found: set[int] = set()
     for s in stmts:
-        p = _position(padded(s, width, "original"), loop)
+        order = padded(s, width, "original")
+        p = _position(order, loop)
         if p is None:
+            first = ", ".join(v for v in out_vars(order) if not is_constant(v)) or "none"
+            head = f"statement {s.name} uses {space!r}, a local private to loop {loop!r}"
+            if loop in s.loops:  # a loop the schedule made: tile_gpu's j1, split's i0 ...
+                raise VerifyError(
+                    f"{head}, which is a loop of its current schedule ({', '.join(s.loops)}) "
+                    f"but not of its program order ({first}), the loops private= names; "
+                    f"name the loop of the program order that {loop!r} came from: the local "
+                    "then lives in the loop of the schedule that runs one iteration of it"
+                )
             raise VerifyError(
-                f"statement {s.name} uses {space!r}, a local private to loop {loop!r}, but "
-                f"does not run inside a loop {loop!r} (its loops: {', '.join(s.loops) or 'none'})"
-                f"; declare the local private to a loop around every statement that uses it"
+                f"{head}, but does not run inside a loop {loop!r} (its loops: {first}); "
+                "declare the local private to a loop around every statement that uses it"
             )
         found.add(p)
     if len(found) > 1:

@@ -76,6 +76,11 @@ def codegen_unit(
     ir = as_ir(comp, "spf.codegen.codegen")
     unit, preconditions = generate(ir, target, name, check, **options)
     warn_preconditions(ir.name, preconditions)
+    if unit.dropped_tags:
+        from spf.analysis.preconditions import _outside_spf
+        from spf.codegen.hls_tags import warn_dropped
+
+        warn_dropped(unit.dropped_tags, stacklevel=_outside_spf() + 1)
     return unit
 
 

@@ -30,7 +30,10 @@
 Refused with a ``CodegenError`` (Vitis would ignore or reject them): a pipelined loop around a
 loop whose trip count is not a constant (Vitis fully unrolls the loops inside a pipelined one;
 pipeline the inner loop instead), a pipelined loop inside another, and partitioning a buffer
-that is a kernel argument (an m_axi port).
+that is a kernel argument (an m_axi port) or a scalar (rank 0). A ``pipeline``/``unroll``
+tag on a loop code generation removes (one iteration) warns (``DroppedTagWarning``,
+:mod:`spf.codegen.hls_tags`); bounds, trip counts, depths beyond ``int64_t`` and a local
+array of more than ``2**63 - 1`` bytes are refused, naming the constant.
 
 Local arrays must be fixed-size in HLS. A local data space or buffer whose extent is a
 parameter expression (``M-2``) needs an upper bound for each parameter it uses, given with the
@@ -76,6 +79,7 @@ from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
 from spf.codegen.c import CPrinter, expr
+from spf.codegen.hls_tags import dropped_tags
 from spf.codegen.loop_ast import (
     Alloc,
     Bind,
@@ -189,13 +193,17 @@ def generate_unit(
     """:func:`generate`'s unit with its record (:mod:`spf.codegen.unit`)."""
     from spf.analysis import legality
     from spf.analysis.memo import as_ir
+    from spf.analysis.preconditions import _outside_spf
+    from spf.codegen.hls_tags import warn_dropped
     from spf.codegen.program import lower
 
     ir = as_ir(comp, "spf.codegen.hls.generate")
     if check:
         legality.check(ir, "hls")
     program = lower(ir, name)
-    return unit_hls(program, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
+    unit = unit_hls(program, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
+    warn_dropped(unit.dropped_tags, stacklevel=_outside_spf() + 1)
+    return unit
 
 
 # ------------------------------------------------------------------------------ options
@@ -222,8 +230,23 @@ def _ranges(option: BoundsOption | None, what: str, known: set[str] | None) -> d
                 f"{what}[{name!r}] must be a maximum (int) or a (min, max) pair with "
                 f"min <= max, got {value!r}"
             )
+        for v in pair:
+            _check_int64(v, f"{what}[{name!r}]")
         out[str(name)] = (pair[0], pair[1])
     return out
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _check_int64(value: int, what: str) -> None:
+    """A :class:`CodegenError` naming ``what`` when ``value`` is beyond ``int64_t`` (g++ and
+    Vitis reject such a literal; the kernel's parameters and counters are ``int64_t``)."""
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise CodegenError(
+            f"{what}: the constant {value} does not fit in int64_t, the type of the kernel's "
+            "parameters, loop counters and array sizes; use values within -2**63 .. 2**63 - 1"
+        )
 
 
 def bounds_option(option: BoundsOption | None, what: str = "hls_bounds") -> dict[str, Range]:
@@ -491,7 +514,10 @@ class HlsPrinter(CPrinter):
         """The unit with its record, which holds the ``hls_bounds`` it was printed for."""
         bounds = tuple((n, lo, hi) for n, (lo, hi) in sorted(self.bounds.items()))
         unit = super().unit()  # prints: the local arrays are declared (counted) by then
-        return replace(unit, bounds=bounds, local_bytes=self._local_bytes)
+        dropped = dropped_tags(((s.name, dict(s.tags)) for s in self.p.stmts), self.p.body)
+        return replace(
+            unit, bounds=bounds, local_bytes=self._local_bytes, dropped_tags=tuple(dropped)
+        )
 
     def __init__(
         self,
@@ -552,6 +578,8 @@ class HlsPrinter(CPrinter):
             extents = _port_extents(a)
             if extents is not None:
                 size = _max_size(extents, env)
+                if size is not None:
+                    _check_int64(size, f"the depth of port {a.name}")
                 depth = f" depth={size}" if size is not None else ""
             self.out.line(
                 f"#pragma HLS INTERFACE m_axi port={a.name} offset=slave bundle=gmem{k}{depth}"
@@ -615,11 +643,16 @@ class HlsPrinter(CPrinter):
         dims = self._dims("buffer", name, b.extents)
         parts = []
         for p in b.partitions:
-            if p.kind not in _PARTITION_KINDS or not 0 <= p.dim < max(1, len(dims)):
+            if not dims:
+                raise CodegenError(
+                    f"buffer {name!r} is a scalar (rank 0), which has no dimension to "
+                    f"partition (partition(dim={p.dim})); drop the partition"
+                )
+            if p.kind not in _PARTITION_KINDS or not 0 <= p.dim < len(dims):
                 raise CodegenError(
                     f"buffer {name!r}: partition(dim={p.dim}, kind={p.kind!r}) needs a "
                     f"kind in {', '.join(_PARTITION_KINDS)} and a dimension in "
-                    f"0..{max(1, len(dims)) - 1}"
+                    f"0..{len(dims) - 1}"
                 )
             parts.append((p.dim + 1, p.factor, p.kind))
         zero = b.scope == "local" or b.private  # a private local starts zeroed each iteration
@@ -641,6 +674,7 @@ class HlsPrinter(CPrinter):
                     f"hls_bounds={{{hint}}} to codegen/compile for target 'hls' (spf codegen: "
                     f"--hls-bounds {flag}) so the array can be declared with its largest size"
                 )
+            _check_int64(r[1], f"{what} {name!r}, extent {text!r} at the hls_bounds")
             dims.append(max(1, r[1]))
         return tuple(dims)
 
@@ -648,6 +682,14 @@ class HlsPrinter(CPrinter):
         elements = 1
         for d in arr.dims:
             elements *= d
+        size = elements * _C_BYTES.get(arr.ctype, 8)
+        if size > _INT64[1]:
+            shape = "".join(f"[{d}]" for d in arr.dims)
+            raise CodegenError(
+                f"local array {arr.ctype} {arr.name}{shape} takes {size} bytes at the "
+                "hls_bounds, beyond the largest C array (2**63 - 1 bytes); give smaller "
+                "hls_bounds for the parameters of its extents"
+            )
         self._local_bytes += elements * _C_BYTES.get(arr.ctype, 8)
         dims = "".join(f"[{d}]" for d in arr.dims) or "[1]"
         init = " = {}" if arr.zero else ""
@@ -774,6 +816,8 @@ class HlsPrinter(CPrinter):
         if isinstance(tripcount, str):
             notes.append(tripcount)
         elif tripcount is not None:
+            for v in tripcount:
+                _check_int64(v, f"the LOOP_TRIPCOUNT of loop {n.var}")
             pragmas.append(f"#pragma HLS LOOP_TRIPCOUNT min={tripcount[0]} max={tripcount[1]}")
         return pragmas, notes
 

@@ -66,6 +66,10 @@ class StmtMacro:
     ``reduction(privatize)`` loop never copies them, its merge would add to their input."""
     operation: Operation | None = None
     """Set for a Layer IV operation (``body`` is then empty; printers print the operation)."""
+    tags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The statement's loop tags by loop name (``stmt.pipeline``, ``stmt.unroll`` ...), as
+    scheduled: the loops printed around its calls carry those of the loops code generation
+    keeps."""
     calls: frozenset[str] = frozenset()
     """The C names ``body`` calls, as printed: data-space access macros (``spf_ds_<name>``
     for a run-time index array), UFs and functions (``spf_min``, ``sqrt``)."""
@@ -575,6 +579,7 @@ def _stmt_macro(stmt: ParsedStmt, ir: ComputationIR) -> StmtMacro:
         calls=calls,
         names=names,
         apart=apart_pairs(stmt, ir, body),
+        tags=tuple(stmt.record.tags),
     )
 
 

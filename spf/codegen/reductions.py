@@ -84,14 +84,45 @@ def _refuse(n: For, option: str, target: str, why: str) -> CodegenError:
 def check_target(program: Program, target: str) -> None:
     """Refuse reduction loops a target does not implement (``CodegenError``)."""
     for n, option in reduction_loops(program):
-        gpu = any(t.startswith("gpu_") for t in n.tags)
+        gpu = _is_gpu(n)
         if target == "c" and gpu:
             raise _refuse(n, option, target, " on a gpu loop")
-        if target == "cuda" and (option != "atomic" or not gpu):
-            why = "" if option != "atomic" else " on the host (map the loop with gpu(...))"
-            raise _refuse(n, option, target, why)
+        if target == "cuda" and option == "atomic" and not gpu:
+            raise _sequential_atomic(n, program)
+        if target == "cuda" and option != "atomic":
+            raise _refuse(n, option, target, "")
         if target in ("mpi", "hls"):
             raise _refuse(n, option, target, "")
+
+
+def _is_gpu(n: For) -> bool:
+    return any(t.startswith("gpu_") for t in n.tags)
+
+
+def _sequential_atomic(n: For, program: Program) -> CodegenError:
+    """The error for a ``reduction("atomic")`` loop that CUDA runs sequentially: inside each
+    thread of a kernel, or on the host."""
+    kernel = next(
+        (g for g in walk(program.body) if isinstance(g, For) and _is_gpu(g) and _under(n, g)),
+        None,
+    )
+    where = (
+        f"inside each gpu thread of the kernel of loop {kernel.var}"
+        if kernel is not None
+        else "on the host, outside the kernels"
+    )
+    return CodegenError(
+        f"loop {n.var} is parallelized with reduction=\"atomic\", but target 'cuda' runs it "
+        f"sequentially {where}: its iterations run one after another and need no atomic "
+        f"updates between them. Map loop {n.var} to gpu blocks or threads (name it, or a "
+        f"piece of a split or tile of it, in stmt.gpu(...)), so that its updates become "
+        "atomicAdds; "
+        f"or leave it sequential: do not parallelize loop {n.var} when generating cuda"
+    )
+
+
+def _under(n: For, outer: For) -> bool:
+    return any(m is n for m in walk(outer.body))
 
 
 def accumulated(printer: CPrinter, n: For) -> dict[str, tuple[str, str]]:

@@ -65,6 +65,9 @@ class TranslationUnit:
     local_bytes: int = 0
     """The most bytes of local arrays one thread of a CUDA unit's kernels declares: spf's
     emulator sizes each CUDA thread's stack from it (:mod:`spf.codegen.cuda_limits`)."""
+    dropped_tags: tuple[tuple[str, str, str], ...] = ()
+    """``(statement, loop, tag)`` of each HLS loop directive on a loop code generation
+    removed (:mod:`spf.codegen.hls_tags`): an HLS unit has no pragma for it."""
 
     @classmethod
     def hand_written(cls, source: str, target: str = "c") -> TranslationUnit:

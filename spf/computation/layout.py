@@ -130,10 +130,15 @@ class Buffer:
     def partition(self, dim: int, factor: int, kind: str) -> Buffer:
         """Partition dimension ``dim`` (0-based) ``cyclic``/``block`` by ``factor`` or
         ``complete`` (HLS ``ARRAY_PARTITION``; other targets ignore it)."""
-        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < max(self.rank, 1):
+        if self.rank == 0:
+            raise ArgumentError(
+                f"partition: buffer {self.name!r} is a scalar (rank 0): it has no dimension to "
+                "partition (HLS keeps a scalar in a register already); drop the partition"
+            )
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < self.rank:
             raise ArgumentError(
                 f"partition: buffer {self.name!r} has {self.rank} dimension(s); dim must be an "
-                f"int in [0, {max(self.rank, 1)}), got {dim!r}"
+                f"int in [0, {self.rank}), got {dim!r}"
             )
         if kind not in PARTITION_KINDS:
             raise ArgumentError(

@@ -26,7 +26,9 @@ Checked like any statement: the schedule must be legal before; a statement that 
 stale and raises ``IllegalScheduleError`` naming it; afterwards the current order becomes
 the program order (as after ``compute_at``) and every later command is checked against the
 dependences of the copy and of the buffer (which is private to each iteration of ``loop``,
-so ``loop`` and the loops outside it stay parallelizable).
+so ``loop`` and the loops outside it stay parallelizable). Inside gpu loops, the copy takes
+``stmt``'s gpu tags on the loops it shares with it (up to ``loop``): each gpu thread copies
+into its own ``local`` (on CUDA also ``stack``) buffer the elements it reads.
 """
 
 from __future__ import annotations
@@ -144,7 +146,24 @@ def cache_read(stmt: Stmt, cmd: CacheRead) -> None:
     n = _outer_depth(stmt, cmd.loop, where)
     _check_writers(comp, stmt, ds, n, where)
     plan = _plan(comp, stmt, cmd, reads[0], n, where)
+    gpu = _gpu_tags(stmt, n)
     _commit(comp, stmt, cmd, plan)
+    if gpu:
+        comp.stmt(plan.copy_name)._tags = gpu
+
+
+def _gpu_tags(stmt: Stmt, n: int) -> dict[str, tuple[str, ...]]:
+    """The gpu tags of ``stmt``'s ``n`` outer loops, which the copy shares: inside gpu loops
+    the copy runs in the same blocks and threads as the reads it serves, each thread filling
+    its own copy (``local`` and, on CUDA, ``stack`` memory is per thread), so the reads of
+    one thread find what that thread copied."""
+    outs = stmt.schedule.pad_outputs(2 * n + 1).out_vars
+    out: dict[str, tuple[str, ...]] = {}
+    for loop in (outs[2 * k + 1] for k in range(n)):
+        tags = tuple(t for t in stmt.tags.get(loop, ()) if t.startswith("gpu_"))
+        if tags:
+            out[loop] = tags
+    return out
 
 
 # ----------------------------------------------------------------------------- checks

@@ -12,12 +12,14 @@ from spf.errors import ParseError, SpfError, UndeclaredError
 from spf.frontend import args
 from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
-from spf.frontend.decls import Types, Var, integer_scalars
+from spf.frontend.decls import Types, Var, integer_scalars, is_integer
+from spf.frontend.do_once import lower_do_once
 from spf.frontend.exprs import NotAffineError, Scope
 from spf.frontend.increments import candidates, split_increments
 from spf.frontend.induction import Inductions
 from spf.frontend.inline import inline_calls
 from spf.frontend.pointers import lower_derefs
+from spf.frontend.preprocess import BUILTIN_MACROS as _BUILTIN
 from spf.frontend.private import private_loops
 from spf.frontend.rewrite import identifiers, rename_reserved_locals
 from spf.frontend.scopes import rename_shadowing_locals
@@ -91,6 +93,7 @@ def translate(
             ) from None
         raise
     fn = function(src, function_name)
+    lower_do_once(src)
     inline_calls(src, fn)
     rename_shadowing_locals(src.ast, fn)
     lower_switches(src, fn.body)
@@ -98,6 +101,7 @@ def translate(
     types = Types(src)
     split_increments(src, fn.body, integer_scalars(fn.body, types))
     rename_reserved_locals(fn, identifiers(src.ast))
+    _check_params(src, fn, types, keep)
     scope, written = survey(src, fn, types, keep, set(uf_fields))
     inductions = Inductions(src, scope, candidates(src, fn.body, scope))
     _check_named(scope, uf_fields, "ufs= names index arrays of the function")
@@ -168,6 +172,33 @@ def _check_named(scope: Scope, given: Mapping[str, Any], hint: str) -> None:
     for name in given:
         if name not in arrays:
             raise UndeclaredError("array", name, arrays, hint)
+
+
+def _check_params(src: Source, fn: Any, types: Types, keep: frozenset[str]) -> None:
+    """Every name in ``params=`` is an object-like ``#define`` of the source (kept symbolic)
+    or an integer scalar parameter of the function (symbolic already)."""
+    declared = [p for p in (fn.decl.type.args.params if fn.decl.type.args else ()) if p.name]
+    ints = [p.name for p in declared if _integer_scalar(types, p)]
+    defines = {n for n, m in src.pre.macros.items() if m.params is None} - set(_BUILTIN)
+    known = sorted(defines | src.pre.kept | set(ints))
+    for name in sorted(keep - src.pre.kept - set(ints)):
+        listing = ", ".join(p.name for p in declared) or "none"
+        raise UndeclaredError(
+            "parameter",
+            name,
+            known,
+            f"params= names the #define sizes of the source to keep symbolic (its integer "
+            f"parameters are symbolic already); {name!r} is neither a #define of the source "
+            f"nor an integer parameter of {fn.decl.name} (its parameters: {listing})",
+        )
+
+
+def _integer_scalar(types: Types, decl: Any) -> bool:
+    try:
+        var = types.var(decl, "param")
+    except ParseError:
+        return False  # a parameter of a type spf does not import: the survey says so
+    return var.rank == 0 and is_integer(var.base)
 
 
 def _check_reached(src: Source, scope: Scope, records: list[Record]) -> None:

@@ -194,13 +194,22 @@ class Scope:
         return False
 
     def _proved(self, expr: str) -> bool:
-        """Whether isl proves ``expr >= 0`` wherever the enclosing constraints hold."""
+        """Whether isl proves ``expr >= 0`` wherever the enclosing constraints hold (a
+        placeholder of what the earlier iterations of a loop added to an induction variable
+        it only increments by constants ``>= 0`` counts as any value ``>= 0``)."""
         from spf.errors import SpfError
         from spf.sets import Set
 
         where = f"{self.conds} && " if self.conds else ""
+        names = list(self.iters)
+        for key in sorted(self.inductions.nonnegative if self.inductions else ()):
+            if key in expr:  # what earlier iterations added to a counter only incremented
+                name = f"_held{key.strip('@')}"
+                expr = expr.replace(key, name)
+                names.append(name)
+                where += f"{name} >= 0 && "
         try:
-            return Set(f"{{[{', '.join(self.iters)}]: {where}{expr} < 0}}").is_empty()
+            return Set(f"{{[{', '.join(names)}]: {where}{expr} < 0}}").is_empty()
         except (SpfError, ValueError):
             return False
 

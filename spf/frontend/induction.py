@@ -74,6 +74,7 @@ class Inductions:
     loops: list[_Loop] = field(default_factory=list)
     counter: itertools.count[int] = field(default_factory=itertools.count)
     resolved: dict[sp.Symbol, sp.Expr] = field(default_factory=dict)  # filled placeholders
+    nonnegative: set[str] = field(default_factory=set)  # placeholders only ever >= 0
 
     def fail(self, node: Any, name: str, why: str) -> Exception:
         return self.src.error(node, f"induction variable {name!r}: {why}")
@@ -247,6 +248,8 @@ class Inductions:
                     node, name, f"bounds loop {it!r} and changes inside it (not a fixed range)"
                 )
             key = f"@iv{next(self.counter)}@"
+            if all(_nonnegative_literal(increment(w, name)) for w in updates):
+                self.nonnegative.add(key)  # k++ or k += 2 only: earlier iterations add >= 0
             held = sp.Symbol(key)
             self.atoms[key] = (key, key[:-1] + "v@")
             loop.held[name] = held
@@ -388,6 +391,16 @@ class Inductions:
         ), ""
 
 
+def _nonnegative_literal(node: Any) -> bool:
+    """Whether ``node`` (an increment's amount) is an integer literal ``>= 0``."""
+    from spf.frontend.cparse import c_integer
+
+    if not isinstance(node, c_ast.Constant) or node.type != "int":
+        return False
+    value = c_integer(node.value)
+    return value is not None and value >= 0
+
+
 def _grouped(text: str) -> str:
     """``text`` parenthesized when it is a sum (a placeholder may be multiplied)."""
     return f"({text})" if " " in text else text
@@ -406,11 +419,23 @@ def _affine(value: sp.Expr, placeholders: set[sp.Symbol]) -> bool:
     return True
 
 
-def single_bound(node: Any, it: str) -> tuple[Any, str]:
+def single_bound(node: Any, it: str, step: int | None = None) -> tuple[Any, str]:
     """``(e, op)`` when exactly one conjunct of for loop ``node``'s condition bounds ``it``:
-    ``it op e`` (``e op it`` turned around); ``(None, "")`` otherwise."""
+    ``it op e`` (``e op it`` turned around); ``(None, "")`` otherwise. With a constant
+    ``step`` of 1 (-1), ``it != e`` is ``it < e`` (``it > e``): the walker accepted it only
+    where the loop starts on that side (:mod:`spf.frontend.not_equal`)."""
     turned = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
     parts = _conjuncts(node.cond)
+    if step in (1, -1):
+        ordered = "<" if step == 1 else ">"
+        parts = [
+            c_ast.BinaryOp(ordered, p.left, p.right)
+            if isinstance(p, c_ast.BinaryOp) and p.op == "!=" and _is(p.left, it)
+            else c_ast.BinaryOp(turned[ordered], p.left, p.right)
+            if isinstance(p, c_ast.BinaryOp) and p.op == "!=" and _is(p.right, it)
+            else p
+            for p in parts
+        ]
     found = [p for p in parts if isinstance(p, c_ast.BinaryOp) and p.op in turned]
     found = [p for p in found if _is(p.left, it) != _is(p.right, it)]
     if len(found) != 1 or len(found) != sum(_mentions(p, it) for p in parts):

@@ -42,6 +42,7 @@ _BUILTIN = {
     "__attribute__": Macro("__attribute__", ("x",), ""),
 }
 """GCC spellings pycparser does not know, mapped to C99 (``__attribute__((...))`` dropped)."""
+BUILTIN_MACROS = frozenset(_BUILTIN)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Preprocessed:
     text: str
     origin: tuple[int, ...]
     macros: dict[str, Macro]
+    kept: frozenset[str] = frozenset()  # the names of ``keep`` some ``#define`` defines
 
     def offset(self, line: int, column: int) -> int:
         """Offset in the original source of (1-based) ``line``, ``column`` of :attr:`text`."""
@@ -107,6 +109,7 @@ class _Expander:
         self.source = source
         self.keep = keep
         self.macros: dict[str, Macro] = dict(_BUILTIN)
+        self.kept: set[str] = set()
 
     def fail(self, message: str, at: int) -> ParseError:
         """Located as the parser's errors are (``from_c: line 2, column 1: ...``)."""
@@ -121,7 +124,9 @@ class _Expander:
             raise self.fail("#define needs a macro name, e.g. '#define N 100'", at)
         name, body = m.group(1), m.group(4).strip()
         if m.group(2) is None:
-            if name not in self.keep:
+            if name in self.keep:
+                self.kept.add(name)
+            else:
                 self.macros[name] = Macro(name, None, body)
             return
         params = tuple(p.strip() for p in m.group(3).split(",") if p.strip())
@@ -291,4 +296,4 @@ def preprocess(source: str, keep: frozenset[str] = frozenset()) -> Preprocessed:
         k += 1
     if live:
         raise exp.fail("#if/#ifdef without #endif", len(source))
-    return Preprocessed("".join(out), (*org, len(source)), dict(exp.macros))
+    return Preprocessed("".join(out), (*org, len(source)), dict(exp.macros), frozenset(exp.kept))

@@ -12,6 +12,7 @@ from spf.frontend.cparse import c_ast, c_integer, nodes
 from spf.frontend.exprs import NotAffineError, Scope, Tree
 from spf.frontend.increments import increment
 from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
+from spf.frontend.not_equal import as_ordered
 from spf.frontend.pointers import PointerAlias, bind
 from spf.frontend.rewrite import c_name, located
 from spf.frontend.steps import symbolic_step
@@ -360,7 +361,7 @@ class Walker:
             ) from None
         conds: list[Cond] = [start]
         s.conds = domain_text([*ctx.conds, start])  # the bounds' proofs know where it starts
-        conds.extend(self._bounds(node, it, step, s))
+        conds.extend(self._bounds(node, it, step, s, (start, symbolic is None)))
         if abs(step) > 1:
             if not isinstance(start, Cmp):
                 raise self.fail(
@@ -400,11 +401,12 @@ class Walker:
         body = self.inductions.enter(node, it, lo, None if symbolic else step, before)
         first = len(self.records)
         end = self.block(items, replace(inner, ivs=tuple(body.items())), [0])
-        bound, op = single_bound(node, it)
+        bound, op = single_bound(node, it, None if symbolic else step)
         self._scoped(ctx)
+        facts = [*self.inductions.extent_facts(), *(f for f, _ in self.facts)]  # assumed too
         trips, why = self.inductions.trips(
             it, lo, bound, op, None if symbolic else step, ctx.iters,
-            domain_text(list(ctx.conds)) or "0 = 0", before, self.inductions.extent_facts(),
+            domain_text(list(ctx.conds)) or "0 = 0", before, facts,
         )  # fmt: skip
         after, fills = self.inductions.leave(before, dict(end.ivs), trips, why)
         if fills:
@@ -472,7 +474,11 @@ class Walker:
             "an integer constant or an expression of integer parameters",
         )
 
-    def _bounds(self, node: Any, it: str, step: int, s: Scope) -> list[Cond]:
+    def _bounds(
+        self, node: Any, it: str, step: int, s: Scope, first: tuple[Cond, bool]
+    ) -> list[Cond]:
+        """The loop's bounds; ``first``: its start condition and whether its step is the
+        constant ``step`` (not a symbolic one of that sign)."""
         if node.cond is None:
             raise self.fail(node, f"loop {it!r} has no condition", f"write {it} < hi")
         parts = _conjuncts(node.cond)
@@ -480,6 +486,10 @@ class Walker:
         bounded = False
         for p in parts:
             uses = _mentions(p, it)
+            if uses and isinstance(p, c_ast.BinaryOp) and p.op == "!=":
+                pair = (_coefficient(p.left, it), _coefficient(p.right, it))
+                start, constant = first
+                p = as_ordered(s, p, it, step if constant else 0, start, pair, self.facts)
             if uses:
                 side = _bound_side(p, it)
                 if side is None:

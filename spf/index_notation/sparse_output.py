@@ -884,31 +884,38 @@ class SparseEinsumKernel:
                 f"{'negative' if rows < 0 else 'larger than this machine memory'}; pass the "
                 f"operands' real extent ({eo} is the length of their row pointers minus one)"
             )
-        hashed: dict[tuple[str, ...], Key | None] = {}  # the inputs' keys, hashed once a call
-        if self._has_single and _serial(self.comp.parallel):
-            assert self.single is not None
-            key, known = self._look("single", given, check, hashed)
-            done = self.single.run(given, rows, check and not known)
-            if done is not None:
-                if key is not None and not known:
-                    self._verified.add(key)  # reached only when every check passed
-                return self._result(given, *done)
-        key, known = self._look("two", given, check, hashed)
-        check = check and not known
-        out_ptr = np.empty(rows + 1, dtype=dtype)
-        self.symbolic(
-            check=check, **{k: v for k, v in given.items() if k in self._names[0]}, **{ptr: out_ptr}
-        )
-        nnz = output_size(f, c, out_ptr)
-        col, val = np.empty(nnz, dtype=dtype), np.empty(nnz)
-        fill = {k: v for k, v in given.items() if k in self._names[1]}
-        fill.update({ptr: out_ptr, idx: col, c.name: val})
-        if f"{c.name}_NNZ" in self._names[1]:
-            fill[f"{c.name}_NNZ"] = nnz
-        self.numeric(check=check, **fill)
-        if key is not None and check:
-            self._verified.add(key)  # reached only when every check passed
-        return self._result(given, out_ptr, col, val)
+        try:  # a row workspace too large: an error naming it (a try costs nothing otherwise)
+            hashed: dict[tuple[str, ...], Key | None] = {}  # the inputs' keys, hashed once a call
+            if self._has_single and _serial(self.comp.parallel):
+                assert self.single is not None
+                key, known = self._look("single", given, check, hashed)
+                done = self.single.run(given, rows, check and not known)
+                if done is not None:
+                    if key is not None and not known:
+                        self._verified.add(key)  # reached only when every check passed
+                    return self._result(given, *done)
+            key, known = self._look("two", given, check, hashed)
+            check = check and not known
+            out_ptr = np.empty(rows + 1, dtype=dtype)
+            sizing = {k: v for k, v in given.items() if k in self._names[0]}
+            self.symbolic(check=check, **sizing, **{ptr: out_ptr})
+            nnz = output_size(f, c, out_ptr)
+            col, val = np.empty(nnz, dtype=dtype), np.empty(nnz)
+            fill = {k: v for k, v in given.items() if k in self._names[1]}
+            fill.update({ptr: out_ptr, idx: col, c.name: val})
+            if f"{c.name}_NNZ" in self._names[1]:
+                fill[f"{c.name}_NNZ"] = nnz
+            self.numeric(check=check, **fill)
+            if key is not None and check:
+                self._verified.add(key)  # reached only when every check passed
+            return self._result(given, out_ptr, col, val)
+        except MemoryError as err:
+            from spf.index_notation.workspaces import workspace_error
+
+            found = workspace_error(f, c, given, err)
+            if found is None:
+                raise
+            raise found from err
 
     def _look(
         self, group: str, given: dict[str, Any], check: bool,

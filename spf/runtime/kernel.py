@@ -73,6 +73,18 @@ def unit_of(source: str | TranslationUnit) -> TranslationUnit:
     return source if isinstance(source, TranslationUnit) else TranslationUnit.hand_written(source)
 
 
+class AllocationError(MemoryError):
+    """A kernel could not allocate one of its own arrays (``calloc`` failed): which one
+    (``array``), and its ``elements`` of ``itemsize`` bytes, for callers that say what the
+    array is for (an einsum's row workspaces, :mod:`spf.index_notation.workspaces`)."""
+
+    def __init__(self, message: str, array: str, elements: int, itemsize: int) -> None:
+        super().__init__(message)
+        self.array = array
+        self.elements = elements
+        self.itemsize = itemsize
+
+
 class Kernel:
     """A compiled function: ``kernel(y=y, A=A, x=x, N=n, M=m, check=True)``.
 
@@ -728,11 +740,15 @@ class Kernel:
         """The error for what the call recorded in its fault record."""
         kind, number, at, value = (int(fault[k]) for k in range(faults.FAULT_WORDS))
         if kind == faults.FAULT_ALLOC:
-            return MemoryError(
-                f"kernel {self.name}: cannot allocate its array {self._fault_names[1][number]!r} "
+            array = self._fault_names[1][number]
+            return AllocationError(
+                f"kernel {self.name}: cannot allocate its array {array!r} "
                 f"of {at} elements of {value} bytes ({at * value} bytes) for these parameters "
                 "(calloc failed; the kernel skipped the work that needed it and the outputs "
-                "hold no valid result): check the parameter values its size is computed from"
+                "hold no valid result): check the parameter values its size is computed from",
+                array,
+                at,
+                value,
             )
         if kind == faults.FAULT_INDEX:
             return self._index_fault(number, at, value)

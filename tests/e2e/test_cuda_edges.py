@@ -461,3 +461,77 @@ def test_a_device_to_host_of_a_read_only_argument_is_refused() -> None:
     body.split("i", 16, "i0", "i1").gpu(("i0",), ("i1",))
     with pytest.raises(spf.CodegenError, match=r"device_to_host\(a\): no statement writes a"):
         comp.codegen("cuda")
+
+
+def test_private_to_a_tile_gpu_loop_names_the_program_order_loops() -> None:
+    """``private="j1"`` (a loop tile_gpu made) said the statement 'does not run inside a
+    loop j1 (its loops: i0, j0, i1, j1, k)', listing j1 among them; private= names a loop of
+    the program order, and the message now says so and which loops those are."""
+
+    def build(private: str) -> spf.Computation:
+        comp = spf.Computation("rows3")
+        comp.add_data_space("y", "double", shape=("N", "M"))
+        comp.add_data_space("A", "double", shape=("N", "M", "K"))
+        comp.add_local("t", "double", private=private)
+        dom = "{[i,j,k]: 0 <= i < N && 0 <= j < M && 0 <= k < K}"
+        s0 = comp.add_stmt(spf.Stmt("$t$ += $A$(i, j, k);", dom, "{[i,j,k]->[0,i,0,j,0,k,0]}"))
+        s1 = comp.add_stmt(
+            spf.Stmt(
+                "$y$(i, j) = $t$;", "{[i,j]: 0 <= i < N && 0 <= j < M}", "{[i,j]->[0,i,0,j,1]}"
+            )
+        )
+        for s in (s0, s1):
+            s.tile_gpu("i", "j", 4, 4)
+        return comp
+
+    words = (
+        r"loop 'j1', which is a loop of its current schedule \(i0, j0, i1, j1, k\) but not of "
+        r"its program order \(i, j, k\), the loops private= names; name the loop of the "
+        r"program order that 'j1' came from"
+    )
+    with pytest.raises(spf.VerifyError, match=words):
+        build("j1").codegen("cuda")
+    k = build("j").compile(target="cuda", emulate=True)
+    A, y = np.random.default_rng(0).random((5, 6, 3)), np.zeros((5, 6))
+    k(A=A, y=y)
+    np.testing.assert_allclose(y, A.sum(axis=2))
+
+
+def test_atomic_reduction_on_a_sequential_loop_says_what_to_do() -> None:
+    """The message said target 'cuda' 'does not run [it] on the host (map the loop with
+    gpu(...))' for a loop that runs inside a kernel's threads."""
+    comp = spf.Computation("rsum")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("N", "M"))
+    dom = "{[i,j]: 0 <= i < N && 0 <= j < M}"
+    s = comp.add_stmt(spf.Stmt("$y$(i) += $A$(i, j);", dom, "{[i,j]->[0,i,0,j,0]}"))
+    s.split("i", 4, "i0", "i1").gpu(("i0",), ("i1",))
+    s.parallelize("j", reduction="atomic")
+    words = (
+        r"target 'cuda' runs it sequentially inside each gpu thread of the kernel of loop "
+        r"i0: .*Map loop j to gpu blocks or threads .*do not parallelize loop j"
+    )
+    with pytest.raises(spf.CodegenError, match=words):
+        comp.codegen("cuda")
+
+
+@pytest.mark.parametrize("scope", ["local", "stack"])
+def test_cache_read_inside_gpu_loops_is_each_threads_copy(scope: str) -> None:
+    """``cache_read("A", "i1", scope=...)`` of a statement mapped to gpu loops: the copy
+    statement stayed unmapped (a host loop over every thread's rows), so its writes of the
+    pack crossed the gpu loops and the mapping was refused. The copy now takes the
+    statement's gpu tags on the loops it shares: each thread packs its own row of A into its
+    own copy and reads it (checked against numpy in the emulator)."""
+    comp = spf.Computation("packrow")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("N", 8))
+    dom = "{[i,k]: 0 <= i < N && 0 <= k < 8}"
+    s = comp.add_stmt(spf.Stmt("$y$(i) += 2.0 * $A$(i, k);", dom, "{[i,k]->[0,i,0,k,0]}"))
+    s.split("i", 4, "i0", "i1").gpu(("i0",), ("i1",))
+    s.cache_read("A", "i1", scope=scope)
+    assert comp.stmt("A_pack_copy").tags == {"i0": ("gpu_block(0)",), "i1": ("gpu_thread(0)",)}
+    k = comp.compile(target="cuda", emulate=True)
+    for n in (10, 4, 1):
+        A, y = np.random.default_rng(n).random((n, 8)), np.zeros(n)
+        k(A=A, y=y)
+        np.testing.assert_allclose(y, 2.0 * A.sum(axis=1))

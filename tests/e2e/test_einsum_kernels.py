@@ -359,3 +359,27 @@ def test_an_operand_read_twice_must_agree_with_both_reads(shape: tuple[int, int]
     s = np.zeros(())
     trace(s=s, D=sq.toarray())
     assert np.isclose(float(s), float(np.trace(sq.toarray() @ sq.toarray())))
+
+
+def test_a_row_workspace_too_large_to_allocate_is_an_spf_error_naming_it() -> None:
+    """``C = A B`` with ``J = 2**45`` columns: the single pass's dense row workspaces over
+    ``j`` cannot be allocated (more than the address space), and the kernel's plain
+    MemoryError became an ArgumentError naming the workspace, its size and the index, and
+    saying what to change (a format compressed along ``j``, blocks, renumbering)."""
+    big = 2**45
+    a = sp.csr_array(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    b = sp.csr_array(
+        (np.array([1.0, 4.0]), np.array([0, big - 1]), np.array([0, 1, 2])), shape=(2, big)
+    )
+    args = {**csr_args(a, prefix="A_"), **csr_args(b, prefix="B_")}
+    args = {k: v.astype(np.int64) if getattr(v, "dtype", None) == np.int32 else v
+            for k, v in args.items()}  # fmt: skip
+    k = _kernel("C(i,j) = A(i,k) * B(k,j)", "int64", A=CSR, B=CSR, C=CSR)
+    words = (
+        rf"the sparse output C is built row by row in dense workspaces sized by the extent "
+        rf"of its index j \(J = {big}\), and workspace '\w+' of \d+ entries .* cannot be "
+        r"allocated on this machine.*format compressed along j"
+    )
+    with pytest.raises(spf.ArgumentError, match=words) as err:
+        k(**args)
+    assert isinstance(err.value.__cause__, MemoryError)

@@ -570,3 +570,66 @@ def test_checker_skips_multiline_macros_and_block_comments() -> None:
     )
     report = check(GOOD.replace("extern", macro + "extern", 1))
     assert [loop.var for loop in report.loops] == ["i"]
+
+
+# ----------------------------------------------------------------------------- audit fixes
+def _one_iteration_j(tag: Callable[[spf.Stmt], object]) -> spf.Computation:
+    comp = spf.Computation("one")
+    comp.add_data_space("x", "double", shape=("N", 4))
+    s = comp.add_stmt(
+        spf.Stmt("$x$(i,j) = 1.0;", "{[i,j]: 0<=i<N && j = 2}", "{[i,j]->[0,i,0,j,0]}")
+    )
+    tag(s)
+    return comp
+
+
+@pytest.mark.parametrize(
+    ("tag", "pragma"),
+    [(lambda s: s.pipeline("j"), "PIPELINE"), (lambda s: s.unroll("j", 2), "UNROLL")],
+)
+def test_directive_on_a_loop_codegen_removes_warns_naming_it(
+    tag: Callable[[spf.Stmt], object], pragma: str
+) -> None:
+    """``j = 2`` has one iteration: isl prints no ``j`` loop, so the directive had nowhere
+    to go and was dropped silently; now a DroppedTagWarning names the statement and loop."""
+    words = rf"statement s0: loop j is tagged .*no #pragma HLS {pragma}"
+    with pytest.warns(spf.DroppedTagWarning, match=words):
+        src = generate(_one_iteration_j(tag), hls_bounds={"N": 16})
+    assert f"HLS {pragma}" not in src
+    with pytest.warns(spf.DroppedTagWarning, match=words):
+        _one_iteration_j(tag).codegen("hls", hls_bounds={"N": 16})
+
+
+def test_directive_on_a_kept_loop_does_not_warn(recwarn: pytest.WarningsRecorder) -> None:
+    src = generate(pipelined_gemm(), hls_bounds=BOUNDS)
+    assert "#pragma HLS PIPELINE II=1" in src
+    assert not [w for w in recwarn if issubclass(w.category, spf.DroppedTagWarning)]
+
+
+def test_partition_of_a_rank_0_buffer_is_refused_naming_it() -> None:
+    comp = spf.Computation("r0")
+    buf = comp.add_buffer("acc", (), "double", scope="stack")
+    with pytest.raises(spf.ArgumentError, match="buffer 'acc' is a scalar \\(rank 0\\)"):
+        buf.partition(0, 2, "cyclic")
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        ({"hls_bounds": {"N": 2**70}}, r"hls_bounds\['N'\]: the constant 1180591620717411303424"),
+        ({"hls_bounds": {"N": 2**62}}, r"local array double t\[4611686018427387904\] takes"),
+    ],
+)
+def test_bounds_beyond_int64_are_a_codegen_error_naming_the_constant(
+    option: dict[str, dict[str, int]], words: str
+) -> None:
+    """Before, ``double t[1180591620717411303424]`` reached g++, which rejected it."""
+    comp = spf.Computation("bigloc")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_local("t", "double", ("N",))
+    comp.add_stmt(spf.Stmt("$t$(i) = 1.0;", "{[i]: 0<=i<N}", "{[i]->[0,i,0]}"))
+    comp.add_stmt(spf.Stmt("$x$(i) = $t$(i);", "{[i]: 0<=i<N}", "{[i]->[1,i,0]}"))
+    with pytest.raises(CodegenError, match=words):
+        generate(comp, **option)
+    with pytest.raises(CodegenError, match=words):
+        comp.compile(target="hls", **option)

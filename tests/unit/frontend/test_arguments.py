@@ -56,6 +56,30 @@ def test_bad_field_values_are_spf_errors() -> None:
         spf.from_c(SRC, shapes={**SHAPES, "x": ("n", "n")})
 
 
+SCALE = """
+#define N 8
+void scale(int n, double x[N], double a) {
+  double t = 0.0;
+  for (int i = 0; i < n; i++)
+    x[i] *= a;
+}"""
+
+
+@pytest.mark.parametrize("name", ["Q", "i", "x", "a", "t"])
+def test_params_naming_no_define_nor_integer_parameter_is_refused(name: str) -> None:
+    """Before, ``params=["Q"]`` (or a loop variable, a local) added a parameter the kernel
+    then required: now an UndeclaredError names it and the function's parameters."""
+    with pytest.raises(spf.UndeclaredError, match=rf"'{name}' is neither a #define") as err:
+        spf.from_c(SCALE, params=[name])
+    assert "its parameters: n, x, a" in str(err.value)
+    assert "known parameters: 'N', 'n'" in str(err.value)
+
+
+def test_params_naming_a_define_or_an_integer_parameter_is_accepted() -> None:
+    assert sorted(spf.from_c(SCALE, params=["N"]).params) == ["N", "a", "n"]
+    assert sorted(spf.from_c(SCALE, params=["n"]).params) == ["a", "n"]
+
+
 _VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False)
     | st.sampled_from(["n", "NNZ", "rowptr", "x", "{[i]: 0 <= i < n}", "increasing", "int64", ""]),

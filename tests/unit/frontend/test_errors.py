@@ -23,7 +23,7 @@ HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i,
     ("body", "words", "line"),
     [
         ("  while (n > 0) { x[0] = 1.0; }\n", "while loops", 3),
-        ("  do { x[0] = 1.0; } while (0);\n", "do-while", 3),
+        ("  do { x[0] = 1.0; } while (1);\n", "do-while", 3),
         ("  for (i = 0; i < n; i++) { if (x[i] > 0) break; }\n", "break", 3),
         ("  for (i = 0; i < n; i++) { continue; }\n", "continue", 3),
         ("  for (i = 0; i < n; i++) { goto out; }\n out: ;\n", "goto", 3),

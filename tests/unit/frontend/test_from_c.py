@@ -69,6 +69,9 @@ def test_includes_pragmas_comments_and_typedefs_are_handled() -> None:
         ("for (i = n - 1; i >= 0; i -= 3)", [6, 3, 0]),
         ("for (i = max(1, n - 4); i < min(n, 5); i = i + 1)", [3, 4]),
         ("for (i = 0; n > i; ++i)", [0, 1, 2, 3, 4, 5, 6]),
+        ("for (i = 0; i != n; i++)", [0, 1, 2, 3, 4, 5, 6]),
+        ("for (i = n - 1; i != -1; i--)", [6, 5, 4, 3, 2, 1, 0]),
+        ("for (i = 2; n != i; ++i)", [2, 3, 4, 5, 6]),
     ],
 )
 def test_loop_forms_visit_the_c_order(header: str, expected: list[int]) -> None:
@@ -433,3 +436,115 @@ def test_histogram_increment_through_an_index_array() -> None:
     h = np.zeros(3, dtype=np.int32)
     comp.interpret(h=h, key=np.array([0, 2, 2, 1, 2], dtype=np.int32), n=5, B=3)
     assert h.tolist() == [1, 1, 3]
+
+
+def test_not_equal_bound_is_ordered_where_the_start_is_proved_or_assumed() -> None:
+    """``i != n`` with a step of 1 is ``i < n`` where ``i`` starts at or below ``n``: proved
+    from the enclosing loops, or over parameters assumed and checked at each call (before,
+    every ``!=`` was refused as a condition 'that stops the loop early')."""
+    tri = spf.from_c(
+        """void f(int n, double x[8][8]) {
+          for (int i = 0; i < n; i++)
+            for (int j = i; j != n; j++)
+              x[i][j] = 1.0;
+        }"""
+    )
+    assert tri.stmts[0].domain == spf.Set("{[i, j]: 0 <= i <= j < n}")
+    assert not tri.assumptions
+    comp = spf.from_c(
+        "void f(int n, int m, double x[8]) { for (int i = m; i != n; i++) x[i] = 1.0; }"
+    )
+    assert [f.text for f in comp.assumptions] == ["(m) <= n"]
+    comp.assume("m >= 0")
+    comp.assume("n <= 8")
+    x = np.zeros(8)
+    comp.compile()(n=6, m=2, x=x)
+    np.testing.assert_array_equal(x, [0, 0, 1, 1, 1, 1, 0, 0])
+    with pytest.raises(spf.ArgumentError, match=r"assumption '\(m\) <= n' does not hold"):
+        comp.compile()(n=2, m=6, x=x)
+
+
+@pytest.mark.parametrize(
+    ("loops", "words"),
+    [
+        ("for (int j = i + 1; j != i; j++)", r"'j != i' stops j only where it starts at or "
+         r"below the bound .*; write j < i"),
+        ("for (int j = 0; j != n; j += 2)", "a step of \\+1 or -1; write j < hi"),
+        ("for (int j = 0; j != n; j += n)", "a step of \\+1 or -1; write j < hi"),
+        ("for (int j = rowptr[i]; j != rowptr[i + 1]; j++)", "write j < rowptr\\[i \\+ 1\\]"),
+    ],
+)  # fmt: skip
+def test_not_equal_bound_that_may_be_passed_is_refused_saying_to_write_less_than(
+    loops: str, words: str
+) -> None:
+    src = f"""void f(int n, const int *rowptr, double x[8][8]) {{
+      for (int i = 0; i < n; i++)
+        {loops}
+          x[i][j] = 1.0;
+    }}"""
+    with pytest.raises(spf.ParseError, match=words):
+        spf.from_c(src, shapes={"rowptr": ("n + 1",)})
+
+
+def test_halved_induction_counter_from_zero_indexes_with_c_division() -> None:
+    """``x[k/2]`` with ``k`` a counter from 0 that only ``k++`` changes: C's truncating
+    division is floor there, so it is accepted (before: 'dividend may be negative')."""
+    comp = spf.from_c(
+        """void f(double x[8], const double y[16]) {
+          int k = 0;
+          for (int i = 0; i < 16; i++) {
+            x[k / 2] += y[i];
+            k++;
+          }
+        }"""
+    )
+    x, y = np.zeros(8), np.arange(16.0)
+    comp.compile()(x=x, y=y)
+    np.testing.assert_array_equal(x, y.reshape(8, 2).sum(axis=1))
+    with pytest.raises(spf.ParseError, match="may be negative"):
+        spf.from_c(
+            """void f(int n, double x[8], const double y[16]) {
+              int k = -2;
+              for (int i = 0; i < n; i++) { x[k / 2] += y[i]; k++; }
+            }"""
+        )
+
+
+def test_do_while_zero_macro_idiom_is_its_block() -> None:
+    """``do { ... } while (0)`` runs its block once (before: refused as a do-while loop); one
+    that a ``break`` of its own leaves early is still refused."""
+    comp = spf.from_c(
+        """#define SWAP(a, b) do { double t_ = (a); (a) = (b); (b) = t_; } while (0)
+        void f(int n, double x[n], double y[n]) {
+          for (int i = 0; i < n - 3; i++)
+            SWAP(x[i], y[i]);
+        }"""
+    )
+    x, y = np.arange(8.0), -np.arange(8.0)
+    comp.compile()(n=8, x=x, y=y)
+    np.testing.assert_array_equal(x, [0, -1, -2, -3, -4, 5, 6, 7])
+    np.testing.assert_array_equal(y, [0, 1, 2, 3, 4, -5, -6, -7])
+    with pytest.raises(spf.ParseError, match="do-while loops cannot be represented"):
+        spf.from_c(
+            """void f(int n, double x[8]) {
+              for (int i = 0; i < n; i++)
+                do { x[i] = 1.0; if (x[i] > 0) break; } while (0);
+            }"""
+        )
+
+
+def test_counter_after_a_not_equal_loop_has_its_closed_form() -> None:
+    """After ``for (i = 0; i != n; i++) k++;`` the counter is ``n``: the trip count reads
+    ``i != n`` as ``i < n`` and uses the start the import assumed (``0 <= n``)."""
+    comp = spf.from_c(
+        """void f(int n, const double x[8], double y[9]) {
+          int k = 0;
+          for (int i = 0; i != n; i++) { y[k] = x[i]; k++; }
+          y[k] = -1.0;
+        }"""
+    )
+    assert [s.source for s in comp.stmts] == ["$y$(i) = $x$(i);", "$y$(n) = -1.0;"]
+    comp.assume("n <= 8")
+    x, y = np.arange(8.0), np.zeros(9)
+    comp.compile()(n=5, x=x, y=y)
+    np.testing.assert_array_equal(y, [0, 1, 2, 3, 4, -1, 0, 0, 0])

@@ -98,6 +98,6 @@ def test_induction_variables_without_an_affine_closed_form_are_named(
 
 def test_a_refused_quotient_of_a_counter_names_the_counter() -> None:
     """The message showed the closed form's internal placeholder (``dividend @iv0@``)."""
-    with pytest.raises(spf.ParseError, match=r"a dividend k \+ 3 that may be negative") as info:
-        imported("int k = -3; for (int i = 0; i < n; i++) { y[(k + 3) / 2] = v[i]; k++; }")
+    with pytest.raises(spf.ParseError, match=r"a dividend k \+ 2 that may be negative") as info:
+        imported("int k = -3; for (int i = 0; i < n; i++) { y[(k + 2) / 2] = v[i]; k++; }")
     assert "@" not in str(info.value)
