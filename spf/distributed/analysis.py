@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from spf.analysis.memo import HasIR, as_ir
+from spf.analysis.reductions import families
 from spf.distributed.phases import Phase, split
 from spf.distributed.statements import Statement, statement
 from spf.errors import CodegenError
@@ -328,6 +329,7 @@ def _classify(
                         f"inside the distributed loop {loop}; only accumulations (+=, -=) "
                         "into it are combined across ranks"
                     )
+                _check_sum(s, a.data_space, loop)
                 found.reductions.add(a.data_space)
             continue
         index = a.indices[distributed[a.data_space]]
@@ -361,6 +363,24 @@ def _classify(
                 "(+= or -=), summed at its owner"
             )
         found.add(GhostAccess(s.name, a.data_space, index, uf, written))
+
+
+_FAMILY_NAMES = {"*": "a product (*=, /=)", "max": "a max", "min": "a min"}
+
+
+def _check_sum(s: Statement, name: str, loop: str) -> None:
+    """An accumulation into a replicated scalar is combined over the ranks as a sum
+    (``MPI_Allreduce`` with ``MPI_SUM`` of each rank's partial sum, started from zero), so
+    it must be one: CodegenError for a max, min or product (a wrong result otherwise)."""
+    kinds = families(s.parsed, name) - {"+"}
+    if kinds:
+        what = ", ".join(sorted(_FAMILY_NAMES.get(k, "an assignment") for k in kinds))
+        raise CodegenError(
+            f"distribute_rows: {s.name} accumulates into the replicated {name} with {what} "
+            f"inside the distributed loop {loop}; only sums (+=, -=, or {name} = {name} + e) "
+            "are combined across ranks: compute the max, min or product over the rows in a "
+            "distributed vector and combine it outside (e.g. comm.allreduce)"
+        )
 
 
 def _check_vectors(

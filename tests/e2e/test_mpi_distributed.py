@@ -569,3 +569,25 @@ def test_a_statement_outside_the_loop_touching_a_vector_is_refused() -> None:
     comp.add_stmt(spf.Stmt("$x$(0) = 2.0;", "{[c]: c = 0}", "{[c] -> [1, c]}"))
     with pytest.raises(CodegenError, match="keep statements outside it to scalars"):
         comp.distribute_rows("i", data={"x": 0})
+
+
+@pytest.mark.parametrize(
+    ("stmt", "what"),
+    [
+        ("$s$() = fmax($s$(), $x$(i));", "with a max"),
+        ("$s$() = fmin($s$(), $x$(i));", "with a min"),
+        ("$s$() *= $x$(i);", "with a product"),
+        ("$s$() /= $x$(i);", "with a product"),
+    ],
+)
+def test_a_max_min_or_product_into_a_replicated_scalar_is_refused(stmt: str, what: str) -> None:
+    """The executor zeroes each rank's accumulator and sums the ranks' values (MPI_SUM):
+    a max (the infinity norm), a min or a product came out as the sum of the ranks' partial
+    results (2 ranks, fmax over x = 0.5..5: 6.5 instead of 5.0)."""
+    comp = spf.Computation("norm")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("s", "double", shape=())
+    comp.add_stmt(spf.Stmt(stmt, "{[i]: 0 <= i < N}", "{[i] -> [0, i]}"))
+    with pytest.raises(CodegenError, match=re.escape(f"accumulates into the replicated s {what}")):
+        comp.distribute_rows("i", data={"x": 0})
+
