@@ -591,3 +591,45 @@ def test_a_max_min_or_product_into_a_replicated_scalar_is_refused(stmt: str, wha
     with pytest.raises(CodegenError, match=re.escape(f"accumulates into the replicated s {what}")):
         comp.distribute_rows("i", data={"x": 0})
 
+
+def _reads_a_sum(first: str, second: str, same_nest: bool) -> spf.Computation:
+    comp = spf.Computation("partial")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("h", "double", shape=(2,))
+    comp.add_stmt(spf.Stmt(first, "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}"))
+    root = 0 if same_nest else 1
+    comp.add_stmt(spf.Stmt(second, "{[i]: 0 <= i < N}", f"{{[i] -> [{root}, i, 1]}}"))
+    return comp
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "reader"),
+    [
+        ("$h$(0) += $h$(1) * $x$(i);", "$y$(i) = $x$(i);", "s0"),  # another entry of the sum
+        ("$h$(0) += $x$(i);", "$y$(i) = $h$(0);", "s1"),  # a running sum
+        ("$h$(0) += $x$(i);", "$y$(i) = $h$(1) * $x$(i);", "s1"),
+    ],
+)
+def test_a_scalar_read_in_the_loop_nest_that_sums_into_it_is_refused(
+    first: str, second: str, reader: str
+) -> None:
+    """Each rank's accumulator starts its phase at zero: a read of it in the nest that sums
+    into it read 0 or the rank's partial sum (h(0) = 1 where one process has 56)."""
+    with pytest.raises(CodegenError, match=f"{reader} reads h in the loop nest in which s0"):
+        _reads_a_sum(first, second, same_nest=True).distribute_rows("i", data={"x": 0, "y": 0})
+
+
+def test_a_scalar_read_before_a_later_nest_sums_into_it_reads_its_value_on_entry() -> None:
+    """``y(i) = h(0) * x(i)`` then, in a later nest, ``h(0) += x(i)``: the phase zeroed h
+    before the first nest ran, so y was 0 on every rank; the sum now starts a phase of its
+    own."""
+    from spf.distributed.analysis import analyse
+
+    comp = _reads_a_sum("$y$(i) = $h$(0) * $x$(i);", "$h$(0) += $x$(i);", same_nest=False)
+    comp.distribute_rows("i", data={"x": 0, "y": 0})
+    assert comp.distribution is not None
+    phases = analyse(comp, comp.distribution).phases
+    assert [(p.stmts, p.reductions) for p in phases] == [(("s0",), ()), (("s1",), ("h",))]
+    src = comp.codegen("mpi")
+    assert src.index("phase 0: rows that read no ghost") < src.index("h[spf_q] = 0;")
