@@ -85,6 +85,11 @@ MPI_TYPES = {
 }
 """MPI datatype of each element C type a data space may have."""
 
+REQUESTS = "spf_mpi_requests"
+"""The type of a call's pending requests: declared in a unit (:data:`MPI_RUNTIME`) only when
+the function sends, receives or meets at a barrier (:class:`spf.runtime.mpi.MPIKernel`
+agrees with the other ranks before calling such a function)."""
+
 TAG = 2747
 """The message tag of every spf message (the communicator separates programs)."""
 
@@ -456,4 +461,12 @@ def print_mpi(program: Program) -> str:
     return unit_mpi(program).source
 
 
-__all__ = ["COMM", "MPI_TYPES", "MPIPrinter", "mpi_prototype", "print_mpi", "unit_mpi"]
+__all__ = [
+    "COMM",
+    "MPI_TYPES",
+    "REQUESTS",
+    "MPIPrinter",
+    "mpi_prototype",
+    "print_mpi",
+    "unit_mpi",
+]

@@ -21,9 +21,9 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spf.codegen.mpi import COMM, mpi_prototype
+from spf.codegen.mpi import COMM, REQUESTS, mpi_prototype
 from spf.codegen.signature import Signature
-from spf.errors import ArgumentError, CompileError, ToolchainError
+from spf.errors import ArgumentError, CompileError, SpfError, ToolchainError
 from spf.runtime.build import build
 from spf.runtime.kernel import Kernel
 from spf.runtime.threads import default_team
@@ -119,16 +119,33 @@ class MPIKernel(Kernel):
         )
         self.signature = mpi_prototype(signature)
         self.arguments: tuple[Arg, ...] = signature.args
+        text = source if isinstance(source, str) else source.source
+        self._communicates = REQUESTS in text
+        """It sends, receives or meets at a barrier: a rank that raised before the call
+        would leave the others waiting for it, so the ranks agree first (:meth:`__call__`)."""
 
     def __repr__(self) -> str:
         return f"<MPIKernel {self.signature} from {self.path}>"
 
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
-        """Run the function on this rank's arrays; outputs are written in place."""
-        if positional:
-            raise self._binder.positional(len(positional))
-        handle = self._handle(args.pop(COMM, None))
-        params, arrays = self._bind(args, check)
+        """Run the function on this rank's arrays; outputs are written in place. A kernel
+        that communicates first agrees with the other ranks of ``comm`` on whether every
+        rank's arguments passed their checks (one ``MPI_Allreduce``): a bad argument on one
+        rank raises ArgumentError on every rank, instead of leaving them waiting for its
+        messages."""
+        comm = args.pop(COMM, None)
+        handle = self._handle(comm)  # no communicator: no other rank can be told
+        problem: SpfError | None = None
+        try:
+            if positional:
+                raise self._binder.positional(len(positional))
+            params, arrays = self._bind(args, check)
+        except SpfError as err:
+            if not self._communicates:
+                raise
+            problem = err
+        if self._communicates:
+            _agree(comm, problem, self.name)
         bound = iter(list(map(self._from_buffer, self._ctypes, arrays, self._no_require)))
         cargs: list[object] = [handle]
         for a in self.arguments:
@@ -139,6 +156,25 @@ class MPIKernel(Kernel):
 
     def _handle(self, comm: object) -> int:
         return comm_handle(comm, self.name)
+
+
+def _agree(comm: Any, problem: SpfError | None, kernel: str) -> None:
+    """Raise on every rank of ``comm`` when any rank's arguments failed their checks: this
+    rank's own error, or ArgumentError naming the first rank that failed and its message."""
+    import numpy as np
+
+    flag = np.array([0 if problem is None else 1], dtype=np.int64)
+    comm.Allreduce(_mpi().IN_PLACE, flag, op=_mpi().MAX)
+    if not flag[0]:
+        return
+    texts = comm.allgather(None if problem is None else str(problem))
+    if problem is not None:
+        raise problem
+    rank, text = next((r, t) for r, t in enumerate(texts) if t is not None)
+    raise ArgumentError(
+        f"{kernel}: rank {rank}'s arguments failed their checks, so no rank runs this call "
+        f"(it communicates): rank {rank}: {text}"
+    )
 
 
 class CommLife:

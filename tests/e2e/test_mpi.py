@@ -202,6 +202,7 @@ def test_results_on_real_ranks_match_the_sequential_run(
             "dscale",
             "blur nl=5 w=7",
             "blur tiramisu-order nl=5 w=7",
+            "blur float32 on the last rank: ArgumentError on every rank nl=5 w=7",
             "spmv n=37 m=29 int32",
             "spmv n=40 m=41 int64",
         ]

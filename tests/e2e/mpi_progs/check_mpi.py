@@ -114,6 +114,13 @@ def check_blur(nl: int, w: int, tiramisu_order: bool = False) -> None:
     else:
         assert np.all(out1 == -1.0), "a rank outside the distributed loop ran it"
     ok(f"blur P=1 nl={nl} w={w}")
+    # a bad argument on the last rank raises on every rank (the others used to wait forever
+    # for the halo rows it never sent)
+    bad = a.astype(np.float32) if RANK == SIZE - 1 else a
+    expect_error(
+        lambda: kernel(comm=COMM, a=bad, bx=bx, out=out, P=SIZE, NL=nl, W=w), "got float32"
+    )
+    ok(f"blur float32 on the last rank: ArgumentError on every rank nl={nl} w={w}")
 
 
 def check_spmv(n: int, m: int, index_dtype: str) -> None:
