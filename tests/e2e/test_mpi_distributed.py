@@ -60,6 +60,8 @@ def test_distributed_kernels_equal_serial_on_ranks(
             f"rank {r}: x reshaped in place on rank 0 after repeated calls: ArgumentError" in done
         )
         assert f"rank {r}: parallel rows: bitwise equal to serial; last_threads is each" in done
+        assert f"rank {r}: y and x the same array on rank 0: ArgumentError" in done
+        assert f"rank {r}: read-only x, rowptr, col and A: bitwise equal to the serial" in done
         assert f"rank {r}: a positional argument on the last rank: ArgumentError" in done
         assert f"rank {r}: an unchecked plan keeps the index arrays its key addresses: True" in done
     if ranks > 1:
