@@ -117,7 +117,9 @@ def test_exchange_is_posted_then_waited_before_the_first_reader() -> None:
     assert re.search(r"#define s0\(q\) spf_mpi_isend\(.*&a\(1, 0\), \(int64_t\) W", src)
     assert re.search(r"#define s3\(q\) spf_mpi_irecv\(.*&a\(NL \+ 1, 0\)", src)
     assert "MPI_DOUBLE" in src
-    assert body.rstrip().endswith("spf_mpi_waitall(&spf_mpi);\n  free(spf_mpi.req);\n}")
+    assert body.rstrip().endswith(
+        "spf_mpi_waitall(&spf_mpi);\n  free(spf_mpi.req);\n  free(spf_mpi.expect);\n}"
+    )
 
 
 @pytest.mark.parametrize("name", ["mpi_dscale", "mpi_blur", "mpi_spmv"])
@@ -302,6 +304,36 @@ def test_report_prints_every_ranks_check_and_fails_on_every_rank(
     assert reported == ["rank 0: checked 0", "rank 1: checked 1 -- FAILED", "rank 2: checked 2"]
     for rank in range(3):
         assert f"all passed on rank {rank}: False" in done.stdout
+
+
+def test_ranks_passing_different_counts_abort_with_what_differs(
+    tmp_path: Path, mpi_env: dict[str, str]
+) -> None:
+    """The blur's halo rows are W elements: rank 1 passing W - 1 sent its neighbours short
+    rows and had theirs truncated, and the MPI errors were ignored (mpi4py's communicators
+    return errors), so every rank finished with unwritten or truncated halos and no error.
+    Each receive now checks what arrived; a mismatch aborts the job with the receive, the
+    peer and both counts."""
+    script = tmp_path / "counts.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'examples')!r})\n"
+        "import numpy as np\n"
+        "from mpi4py import MPI\n"
+        "import mpi_blur\n"
+        "comm = MPI.COMM_WORLD\n"
+        "r, p = comm.Get_rank(), comm.Get_size()\n"
+        "w = 6 - (r == 1)\n"
+        "kernel = mpi_blur.blur().compile(target='mpi')\n"
+        "a = np.ones((4, w))\n"
+        "kernel(comm=comm, a=a, bx=np.zeros((4, w)), out=np.zeros((2, w)), P=p, NL=2, W=w)\n"
+        "print(f'rank {r} finished', flush=True)\n"
+    )
+    done = run(script, 3, timeout=TIMEOUT, env=mpi_env)
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "finished" not in done.stdout
+    assert "the ranks disagree on the count of a message" in done.stderr, done.stderr[-3000:]
+    assert "received 5 elements from rank 1, where this rank receives 6" in done.stderr
 
 
 def test_a_deadlock_times_out_and_leaves_no_rank_behind(tmp_path: Path) -> None:
