@@ -322,6 +322,8 @@ def _classify(
         written = (a.data_space, a.indices) in writes
         if a.data_space not in distributed:
             constant = all(_WORD.search(i) is None for i in a.indices)
+            if written and not constant:
+                _check_rank_local(ir, s, a.data_space, a.indices, loop)
             if constant and written:
                 if (a.data_space, a.indices) not in reduced:
                     raise CodegenError(
@@ -363,6 +365,47 @@ def _classify(
                 "(+= or -=), summed at its owner"
             )
         found.add(GhostAccess(s.name, a.data_space, index, uf, written))
+
+
+def _row_vars(ir: ComputationIR, s: Statement, loop: str) -> set[str] | None:
+    """The iterators of ``s`` tied to the rank's rows: the loop's, and those a constraint
+    relates to one of them or to an index array (``k`` of ``rowptr(i) <= k``, ``j`` of
+    ``j = col(k)``); None when the domain is not one conjunction (nothing is concluded)."""
+    text = str(s.domain)
+    if ":" not in text or " or " in text or "exists" in text:
+        return None
+    clauses = [set(_WORD.findall(c)) for c in text.split(":", 1)[1].split("&&")]
+    iterators, ufs = set(s.domain.tuple_vars), set(ir.uf_decls)
+    found = {loop}
+    grew = True
+    while grew:
+        grew = False
+        for words in clauses:
+            new = (words & iterators) - found
+            if new and words & (found | ufs):
+                found |= new
+                grew = True
+    return found
+
+
+def _check_rank_local(
+    ir: ComputationIR, s: Statement, name: str, indices: tuple[str, ...], loop: str
+) -> None:
+    """A data space that is not distributed is the rank's own (``A(k)``, its nonzeros): a
+    write into it at an index that depends on no row (``d(t) += x(i) * w(t)``, ``s(N-1)``)
+    would leave each rank with its own rows' part of what one process computes, so it is
+    refused (only scalars at constant indices are summed over the ranks)."""
+    rows = _row_vars(ir, s, loop)
+    used = {w for i in indices for w in _WORD.findall(i)} & set(s.domain.tuple_vars)
+    if rows is None or used & rows:
+        return
+    raise CodegenError(
+        f"distribute_rows: {s.name} writes {name}({', '.join(indices)}), which is not "
+        f"distributed, at an index that does not depend on the rows of loop {loop}; each rank "
+        f"would hold only its own rows' part of it (only accumulations into scalars at "
+        f"constant indices, s(), are summed over the ranks): accumulate into scalars, or "
+        f"distribute {name}"
+    )
 
 
 _FAMILY_NAMES = {"*": "a product (*=, /=)", "max": "a max", "min": "a min"}

@@ -635,3 +635,39 @@ def test_a_scalar_read_before_a_later_nest_sums_into_it_reads_its_value_on_entry
     assert [(p.stmts, p.reductions) for p in phases] == [(("s0",), ()), (("s1",), ("h",))]
     src = comp.codegen("mpi")
     assert src.index("phase 0: rows that read no ghost") < src.index("h[spf_q] = 0;")
+
+
+@pytest.mark.parametrize(
+    ("target", "domain"),
+    [
+        ("$d$(t) += $x$(i) * (t + 1);", "{[i,t]: 0 <= i < N && 0 <= t < 3}"),
+        ("$d$(N - 1) += $x$(i);", "{[i]: 0 <= i < N}"),
+    ],
+)
+def test_a_write_into_a_vector_that_is_not_distributed_at_no_row_is_refused(
+    target: str, domain: str
+) -> None:
+    """``d(t) += x(i) * (t + 1)`` (three dot products at once) left each rank with its own
+    rows' part of d (2 ranks, x = 0..6: [6, 12, 18] and [15, 30, 45] where one process has
+    [21, 42, 63]), no error; only scalars at constant indices are summed over the ranks."""
+    comp = spf.Computation("several_dots")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("d", "double", shape=(3,))
+    comp.add_stmt(spf.Stmt(target, domain))
+    with pytest.raises(CodegenError, match=r"at an index that does not depend on the rows"):
+        comp.distribute_rows("i", data={"x": 0})
+
+
+def test_rank_local_writes_indexed_through_the_rows_stay_allowed() -> None:
+    """A temporary of the rank's nonzeros (``w(k)``, k bounded by ``rowptr(i)``) is the
+    rank's own, as A is."""
+    comp = spf.kernels.spmv_csr()
+    comp.add_data_space("w", "double", shape=("NNZ",))
+    comp.add_stmt(
+        spf.Stmt(
+            "$w$(k) = $A$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [1, i, k, j]}",
+        )
+    )
+    comp.distribute_rows("i", data={"y": 0, "x": 0})
