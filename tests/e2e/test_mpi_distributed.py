@@ -416,8 +416,10 @@ class _Comm:
 
     def allgather(self, value: object) -> list[object]:
         assert self.pieces is not None
-        if isinstance(value, int):
-            return [len(p) for p in self.pieces]  # type: ignore[arg-type]
+        import numpy as np
+
+        if isinstance(value, int):  # each rank's count, as gather sends it (< 0: no vector)
+            return [len(p) if np.ndim(p) == 1 else -1 - np.ndim(p) for p in self.pieces]  # type: ignore[arg-type]
         return list(self.pieces)
 
 
@@ -540,6 +542,52 @@ def test_gather_puts_the_vector_together_in_global_order() -> None:
     assert spf.mpi.gather(blocks[1], _Comm(1, 2, blocks)).tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(spf.ArgumentError, match="rank 0 passed 1 entries but owns 2"):
         spf.mpi.gather(np.ones(1), _Comm(0, 2, [np.ones(1), np.ones(2)]))
+
+
+def test_gather_tells_every_rank_that_one_rank_passed_no_vector() -> None:
+    """gather raised only on the rank whose v_loc was not a vector, before the collective the
+    others were already waiting in (a hang under mpiexec; here the other rank's call put a
+    (1, 2) piece into one entry: a raw numpy ValueError)."""
+    import numpy as np
+
+    pieces = [np.ones(2), np.ones((1, 2))]
+    with pytest.raises(spf.ArgumentError, match=r"rank 1's v_loc must be a vector, got another"):
+        spf.mpi.gather(pieces[0], _Comm(0, 2, pieces))
+    with pytest.raises(spf.ArgumentError, match=r"rank 1's v_loc must be a vector, got shape"):
+        spf.mpi.gather(pieces[1], _Comm(1, 2, pieces))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda c: spf.mpi.owned_rows(3.5, c), "owned_rows: size must be an int >= 0, got 3.5"),
+        (lambda c: spf.mpi.owned_rows(-1, c), "owned_rows: size must be an int >= 0, got -1"),
+        (lambda c: spf.mpi.owned_rows(4, c, block=0), "owned_rows: block must be an int >= 1"),
+        (lambda c: spf.mpi.gather([1.0], c, block=0), "gather: block must be an int >= 1"),
+    ],
+)
+def test_owned_rows_and_gather_name_a_bad_size_or_block(
+    call: Callable[[object], object], message: str
+) -> None:
+    """A float size, a negative one and block=0 gave a raw TypeError, an empty result and a
+    ZeroDivisionError / ValueError."""
+    import numpy as np
+
+    with pytest.raises(spf.ArgumentError, match=re.escape(message)):
+        call(_Comm(0, 1, [np.ones(1)]))
+
+
+def test_scatter_csr_refuses_a_complex_matrix_and_a_float_index_dtype() -> None:
+    """A complex matrix lost its imaginary parts (numpy's ComplexWarning only) and
+    index_dtype="float64" gave float index arrays."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    matrix = sp.csr_array(np.eye(3) * (1 + 2j))
+    with pytest.raises(spf.ArgumentError, match="expected a real matrix"):
+        spf.mpi.scatter_csr(matrix, _Comm(0, 1))
+    with pytest.raises(spf.ArgumentError, match="an integer index_dtype"):
+        spf.mpi.scatter_csr(sp.csr_array(np.eye(3)), _Comm(0, 1), index_dtype="float64")
 
 
 def test_scalar_statements_and_reductions_split_the_computation_into_phases() -> None:
