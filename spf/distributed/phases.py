@@ -3,11 +3,14 @@
 Statements run in schedule order, grouped by their outermost schedule constant (statements
 sharing it share a loop nest). A new phase starts at a group that reads a scalar an earlier
 group of the current phase accumulates over the rows (the sum over the ranks must be known
-first: ``alpha = rr / pq`` after ``pq += p(i) * q(i)``), and around each *replicated*
+first: ``alpha = rr / pq`` after ``pq += p(i) * q(i)``), at a group that accumulates into
+a scalar an earlier group of the phase reads (a phase starts with its sums zeroed, so that
+group reads the value on entry), and around each *replicated*
 statement (one outside the distributed loop that only touches scalars, run by every rank on
 the same values). The executor runs the phases in order, each on the rank's rows, and sums
 each phase's accumulations over the ranks (``MPI_Allreduce``) at its end, so a CG iteration
-is one computation.
+is one computation. A group that reads a scalar it accumulates into itself is refused
+(each rank would read its partial sum).
 
 A vector read through an index array may be written in the same computation (CG's new
 direction ``p``) only by its own rows and only in phases after every such read: the
