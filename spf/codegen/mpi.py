@@ -45,6 +45,7 @@ adds what distributed memory needs:
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -61,13 +62,15 @@ from spf.codegen.c import (
     stack_elements,
     uses_bool,
 )
-from spf.codegen.loop_ast import Call, For, If, Node, walk
+from spf.codegen.loop_ast import Alloc, Bind, Block, Call, Expr, For, If, Merge, Node, walk
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.codegen.program import Operation, Program, StmtMacro
     from spf.codegen.signature import Signature
     from spf.codegen.unit import TranslationUnit
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 COMM = "comm"
 """Name of the communicator argument (first argument of the generated function)."""
@@ -276,6 +279,36 @@ class MPIPrinter(CPrinter):
         self._distributed_depth = 0
 
     # ------------------------------------------------------------------ translation unit
+
+    def unit(self) -> TranslationUnit:
+        made = super().unit()
+        return replace(made, agreed=self._agreed()) if self.ops else made
+
+    def _agreed(self) -> tuple[str, ...]:
+        """The parameters that decide which ranks post which operations: those of the loop
+        bounds and conditions around each send, receive and barrier, and of its peer (a
+        rank passing another value would skip a message its peer waits for)."""
+        params = {a.name for a in self.p.signature.args if a.kind == "param"}
+        found: set[str] = set()
+
+        def words(e: Expr) -> frozenset[str]:
+            return frozenset(_WORD.findall(expr(e))) & params
+
+        def visit(n: Node, guards: frozenset[str]) -> None:
+            if isinstance(n, Call):
+                op = self.ops.get(n.stmt)
+                if op is not None:
+                    found.update(guards, *(words(a) for a in n.args))
+                    if op.peer is not None:
+                        found.update(frozenset(_WORD.findall(cx.to_c(op.peer))) & params)
+                return
+            kids, conds = _scoped(n)
+            inner = guards.union(*(words(c) for c in conds))
+            for kid in kids:
+                visit(kid, inner)
+
+        visit(self.p.body, frozenset())
+        return tuple(sorted(found))
 
     def print(self) -> str:
         self._check()
@@ -498,6 +531,21 @@ class MPIPrinter(CPrinter):
 
     def _ops_under(self, n: Node) -> list[str]:
         return [m.stmt for m in walk(n) if isinstance(m, Call) and m.stmt in self.ops]
+
+
+def _scoped(n: Node) -> tuple[list[Node], list[Expr]]:
+    """The nodes under ``n`` and the expressions that decide whether they run."""
+    if isinstance(n, For):
+        return [n.body], [n.init, n.cond]
+    if isinstance(n, If):
+        return [n.then, *([] if n.orelse is None else [n.orelse])], [n.cond]
+    if isinstance(n, Block):
+        return list(n.items), []
+    if isinstance(n, (Bind, Alloc)):
+        return [n.body], []
+    if isinstance(n, Merge):
+        return list(n.bodies()), []
+    return [], []
 
 
 def _buffer(op: Operation) -> str | None:

@@ -65,6 +65,10 @@ class TranslationUnit:
     local_bytes: int = 0
     """The most bytes of local arrays one thread of a CUDA unit's kernels declares: spf's
     emulator sizes each CUDA thread's stack from it (:mod:`spf.codegen.cuda_limits`)."""
+    agreed: tuple[str, ...] = ()
+    """The parameters of an MPI unit that decide which ranks post which messages (those of
+    the loops and conditions around its sends, receives and barriers, and of their peers):
+    every rank must pass the same values (:class:`spf.runtime.mpi.MPIKernel` checks)."""
 
     @classmethod
     def hand_written(cls, source: str, target: str = "c") -> TranslationUnit:
@@ -96,6 +100,7 @@ class TranslationUnit:
             "kernels": list(self.kernels),
             "bounds": [list(b) for b in self.bounds],
             "local_bytes": self.local_bytes,
+            "agreed": list(self.agreed),
         }
 
     @classmethod
@@ -119,6 +124,7 @@ class TranslationUnit:
             kernels=tuple(str(k) for k in data["kernels"]),
             bounds=tuple((str(n), int(lo), int(hi)) for n, lo, hi in data["bounds"]),
             local_bytes=int(data["local_bytes"]),
+            agreed=tuple(str(a) for a in data.get("agreed", ())),
         )
 
 

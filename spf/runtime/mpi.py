@@ -121,6 +121,9 @@ class MPIKernel(Kernel):
         self.arguments: tuple[Arg, ...] = signature.args
         text = source if isinstance(source, str) else source.source
         self._communicates = REQUESTS in text
+        self._agreed: tuple[str, ...] = () if isinstance(source, str) else source.agreed
+        """The parameters every rank must pass the same value of (what decides which ranks
+        post which messages, :attr:`spf.codegen.unit.TranslationUnit.agreed`)."""
         """It sends, receives or meets at a barrier: a rank that raised before the call
         would leave the others waiting for it, so the ranks agree first (:meth:`__call__`)."""
 
@@ -145,7 +148,8 @@ class MPIKernel(Kernel):
                 raise
             problem = err
         if self._communicates:
-            _agree(comm, problem, self.name)
+            values = None if problem is not None else [params[n] for n in self._agreed]
+            _agree(comm, problem, self._agreed, values, self.name)
         bound = iter(list(map(self._from_buffer, self._ctypes, arrays, self._no_require)))
         cargs: list[object] = [handle]
         for a in self.arguments:
@@ -158,22 +162,46 @@ class MPIKernel(Kernel):
         return comm_handle(comm, self.name)
 
 
-def _agree(comm: Any, problem: SpfError | None, kernel: str) -> None:
-    """Raise on every rank of ``comm`` when any rank's arguments failed their checks: this
-    rank's own error, or ArgumentError naming the first rank that failed and its message."""
+def _agree(
+    comm: Any,
+    problem: SpfError | None,
+    names: tuple[str, ...],
+    values: list[int] | None,
+    kernel: str,
+) -> None:
+    """Raise on every rank of ``comm`` when any rank's arguments failed their checks (this
+    rank's own error, or ArgumentError naming the first rank that failed and its message),
+    or when the ranks pass different values of the parameters ``names`` (``values``: this
+    rank's, None when its arguments failed). One ``MPI_Allreduce`` of the failure flag and
+    of each value and its negation (``MAX``: every maximum and minus every minimum); the
+    ranks' texts and values are gathered only when something differs."""
     import numpy as np
 
-    flag = np.array([0 if problem is None else 1], dtype=np.int64)
-    comm.Allreduce(_mpi().IN_PLACE, flag, op=_mpi().MAX)
-    if not flag[0]:
+    k = len(names)
+    mine = np.zeros(1 + 2 * k, dtype=np.int64)
+    mine[0] = problem is not None
+    if values is not None:
+        mine[1 : 1 + k] = values
+        mine[1 + k :] = [-v for v in values]
+    comm.Allreduce(_mpi().IN_PLACE, mine, op=_mpi().MAX)
+    differ = [j for j in range(k) if mine[1 + j] != -mine[1 + k + j]]
+    if not mine[0] and not differ:
         return
-    texts = comm.allgather(None if problem is None else str(problem))
+    everyone = comm.allgather((None if problem is None else str(problem), values))
     if problem is not None:
         raise problem
-    rank, text = next((r, t) for r, t in enumerate(texts) if t is not None)
+    failed = [(r, text) for r, (text, _) in enumerate(everyone) if text is not None]
+    if failed:
+        rank, text = failed[0]
+        raise ArgumentError(
+            f"{kernel}: rank {rank}'s arguments failed their checks, so no rank runs this call "
+            f"(it communicates): rank {rank}: {text}"
+        )
+    name = names[differ[0]]
+    shown = ", ".join(f"rank {r}: {v[differ[0]]}" for r, (_, v) in enumerate(everyone) if v)
     raise ArgumentError(
-        f"{kernel}: rank {rank}'s arguments failed their checks, so no rank runs this call "
-        f"(it communicates): rank {rank}: {text}"
+        f"{kernel}: the ranks pass different values of parameter {name} ({shown}); it decides "
+        "which ranks send and receive, so every rank must pass the same value"
     )
 
 

@@ -138,6 +138,20 @@ def test_generated_code_compiles_warning_free_with_mpicc(name: str, tmp_path: Pa
     assert done.returncode == 0, done.stderr
 
 
+def test_the_unit_names_the_parameters_that_decide_who_communicates() -> None:
+    """MPIKernel agrees on them before a call (a rank passing P - 1 hung its neighbour):
+    the blur's P bounds its rank loops; dscale does not communicate."""
+    from spf.codegen import codegen_unit
+    from spf.codegen.unit import TranslationUnit
+
+    blur = _example("mpi_blur").blur()  # type: ignore[attr-defined]
+    unit = codegen_unit(blur.ir, "mpi", "mpi_blur", True)
+    assert unit.agreed == ("P",)
+    assert TranslationUnit.from_data(unit.to_data()).agreed == ("P",)
+    dscale = _example("mpi_dscale").dscale()  # type: ignore[attr-defined]
+    assert codegen_unit(dscale.ir, "mpi", "dscale", True).agreed == ()
+
+
 def test_barrier_waits_then_calls_mpi_barrier() -> None:
     comp = spf.Computation("bar")
     comp.add_data_space("a", "double", shape=("N",))
@@ -205,6 +219,7 @@ def test_results_on_real_ranks_match_the_sequential_run(
             "blur nl=5 w=7",
             "blur tiramisu-order nl=5 w=7",
             "blur float32 on the last rank: ArgumentError on every rank nl=5 w=7",
+            "blur P - 1 on the last rank: ArgumentError on every rank nl=5 w=7",
             "spmv n=37 m=29 int32",
             "spmv n=40 m=41 int64",
         ]

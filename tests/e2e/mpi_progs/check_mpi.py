@@ -121,6 +121,13 @@ def check_blur(nl: int, w: int, tiramisu_order: bool = False) -> None:
         lambda: kernel(comm=COMM, a=bad, bx=bx, out=out, P=SIZE, NL=nl, W=w), "got float32"
     )
     ok(f"blur float32 on the last rank: ArgumentError on every rank nl={nl} w={w}")
+    # P - 1 on the last rank: it would skip the halo its neighbour waits for (a hang)
+    fewer = SIZE - (RANK == SIZE - 1)
+    expect_error(
+        lambda: kernel(comm=COMM, a=a, bx=bx, out=out, P=fewer, NL=nl, W=w),
+        "different values of parameter P",
+    )
+    ok(f"blur P - 1 on the last rank: ArgumentError on every rank nl={nl} w={w}")
 
 
 def check_spmv(n: int, m: int, index_dtype: str) -> None:
