@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from spf.analysis.memo import HasIR, as_ir
 from spf.analysis.reductions import families
+from spf.distributed.local_rows import check_row_uses
 from spf.distributed.phases import Phase, split
 from spf.distributed.statements import Statement, statement
 from spf.errors import CodegenError
@@ -235,6 +236,7 @@ def analyse(comp: ComputationIR | HasIR, dist: Distribution) -> Layout:
     bound = _loop_bound(ir, stmts, loop)
     if bound is not None:
         found.row_params.add(bound)
+    check_row_uses(stmts, loop, found.row_params, ir.uf_decls)
     return Layout(
         loop=loop,
         stmts=tuple(s.name for s in stmts),

@@ -719,3 +719,35 @@ def test_rank_local_writes_indexed_through_the_rows_stay_allowed() -> None:
         )
     )
     comp.distribute_rows("i", data={"y": 0, "x": 0})
+
+
+@pytest.mark.parametrize(
+    ("source", "domain", "message"),
+    [
+        ("$y$(i) = i * 1.0;", "{[i]: 0 <= i < N}", "s0 uses i as a value"),
+        ("$y$(i) = $x$(i) * (i + 1);", "{[i]: 0 <= i < N}", "s0 uses i as a value"),
+        ("if (i == 0) $y$(i) = 5.0;", "{[i]: 0 <= i < N}", "s0 uses i as a value"),
+        ("$y$(i) = $x$(i);", "{[i]: 1 <= i < N - 1}", "constrains i by '1 <= i'"),
+        ("$y$(i) = $x$(i);", "{[i]: 0 <= i < N && i % 2 = 0}", "constrains i by"),
+        ("$y$(i) = $x$(i) * p;", "{[i,p]: 0 <= i < N && p = i}", "s0 uses p as a value"),
+    ],
+)
+def test_the_rows_local_number_used_as_a_value_or_bound_is_refused(
+    source: str, domain: str, message: str
+) -> None:
+    """Each rank runs its rows numbered from 0: ``y(i) = i * 1.0`` gave [0..4, 0..4] on
+    2 ranks of 10 rows instead of 0..9, ``if (i == 0)`` ran on every rank's first row and
+    ``1 <= i < N - 1`` left out every rank's first and last row, with no error."""
+    comp = spf.Computation("by_row")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt(source, domain))
+    with pytest.raises(CodegenError, match=re.escape(message)):
+        comp.distribute_rows("i", data={"y": 0, "x": 0})
+
+
+def test_every_built_in_format_uses_its_rows_only_as_rows() -> None:
+    from spf.formats import BCSR, BDIA, COO, CSC, CSR, DIA, ELL, SELL
+
+    for fmt in (CSR, ELL, SELL(4, 8), COO, CSC, DIA, BDIA(4), BCSR(2, 2)):
+        assert spf.mpi.spmv(fmt).distribution is not None
