@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from spf.analysis.memo import HasIR, as_ir
 from spf.analysis.reductions import families
-from spf.distributed.local_rows import check_row_uses
+from spf.distributed.local_rows import check_row_uses, row_vars
 from spf.distributed.phases import Phase, split
 from spf.distributed.statements import Statement, statement
 from spf.errors import CodegenError
@@ -236,7 +236,7 @@ def analyse(comp: ComputationIR | HasIR, dist: Distribution) -> Layout:
     bound = _loop_bound(ir, stmts, loop)
     if bound is not None:
         found.row_params.add(bound)
-    check_row_uses(stmts, loop, found.row_params, ir.uf_decls)
+    check_row_uses(every, loop, found.row_params, ir.uf_decls)
     return Layout(
         loop=loop,
         stmts=tuple(s.name for s in stmts),
@@ -369,27 +369,6 @@ def _classify(
         found.add(GhostAccess(s.name, a.data_space, index, uf, written))
 
 
-def _row_vars(ir: ComputationIR, s: Statement, loop: str) -> set[str] | None:
-    """The iterators of ``s`` tied to the rank's rows: the loop's, and those a constraint
-    relates to one of them or to an index array (``k`` of ``rowptr(i) <= k``, ``j`` of
-    ``j = col(k)``); None when the domain is not one conjunction (nothing is concluded)."""
-    text = str(s.domain)
-    if ":" not in text or " or " in text or "exists" in text:
-        return None
-    clauses = [set(_WORD.findall(c)) for c in text.split(":", 1)[1].split("&&")]
-    iterators, ufs = set(s.domain.tuple_vars), set(ir.uf_decls)
-    found = {loop}
-    grew = True
-    while grew:
-        grew = False
-        for words in clauses:
-            new = (words & iterators) - found
-            if new and words & (found | ufs):
-                found |= new
-                grew = True
-    return found
-
-
 def _check_rank_local(
     ir: ComputationIR, s: Statement, name: str, indices: tuple[str, ...], loop: str
 ) -> None:
@@ -397,7 +376,7 @@ def _check_rank_local(
     write into it at an index that depends on no row (``d(t) += x(i) * w(t)``, ``s(N-1)``)
     would leave each rank with its own rows' part of what one process computes, so it is
     refused (only scalars at constant indices are summed over the ranks)."""
-    rows = _row_vars(ir, s, loop)
+    rows = row_vars(s, loop, ir.uf_decls)
     used = {w for i in indices for w in _WORD.findall(i)} & set(s.domain.tuple_vars)
     if rows is None or used & rows:
         return

@@ -25,14 +25,18 @@ if TYPE_CHECKING:
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-def _without_calls(text: str, names: Collection[str]) -> str:
-    """``text`` with every data-space access ``$y$(...)`` and every call of one of
-    ``names`` (index arrays) taken out, arguments and all (parentheses matched)."""
+def _without_calls(text: str, names: Collection[str], accesses: bool = True) -> str:
+    """``text`` with every call of one of ``names`` (index arrays) and, with ``accesses``,
+    every data-space access ``$y$(...)`` taken out, arguments and all (parentheses
+    matched)."""
     out: list[str] = []
     pos = 0
-    pattern = re.compile(
-        r"\$\w+\$\s*\(" + "".join(f"|(?<![\\w$]){re.escape(n)}\\s*\\(" for n in names)
-    )
+    calls = [f"(?<![\\w$]){re.escape(n)}\\s*\\(" for n in names]
+    if accesses:
+        calls.append(r"\$\w+\$\s*\(")
+    if not calls:
+        return text
+    pattern = re.compile("|".join(calls))
     while (found := pattern.search(text, pos)) is not None:
         out.append(text[pos : found.start()])
         depth, at = 1, found.end()
@@ -74,12 +78,63 @@ def _aliases(stmt: Statement, loop: str) -> set[str]:
     return names
 
 
+def row_vars(s: Statement, loop: str, ufs: Collection[str]) -> set[str] | None:
+    """The iterators of ``s`` tied to the rank's rows: ``loop``, and those a constraint
+    relates to one of them or to an index array (``k`` of ``rowptr(i) <= k``, ``j`` of
+    ``j = col(k)``, BDIA's ``b`` and ``r`` of ``i = 4*b + r``); None when the domain is not
+    one conjunction (nothing is concluded)."""
+    text = str(s.domain)
+    if " union " in text or " or " in text or "exists" in text:
+        return None
+    clauses = [set(_WORD.findall(c)) for c in _clauses(text)]
+    iterators, calls = set(s.domain.tuple_vars), set(ufs)
+    found = {loop}
+    grew = True
+    while grew:
+        grew = False
+        for words in clauses:
+            new = (words & iterators) - found
+            if new and words & (found | calls):
+                found |= new
+                grew = True
+    return found
+
+
+def _check_counts(s: Statement, loop: str, bounds: Collection[str], ufs: Collection[str]) -> None:
+    """A row parameter is the rank's count of rows: refused as a value in ``s`` and as a
+    bound of an iterator that is not tied to the rows."""
+    body = set(_WORD.findall(_without_calls(s.parsed.text, ufs, accesses=False)))
+    used = sorted(body & set(bounds))
+    if used:
+        raise CodegenError(
+            f"distribute_rows({loop!r}): {s.name} uses {used[0]} as a value "
+            f"({s.source.strip()}); inside the distributed computation {used[0]} is each "
+            "rank's own count of rows, not the global one: keep the global value in a scalar "
+            "data space"
+        )
+    if loop not in s.domain.tuple_vars:
+        return
+    rows = row_vars(s, loop, ufs)
+    iterators = set(s.domain.tuple_vars)
+    for clause in _clauses(str(s.domain)):
+        words = set(_WORD.findall(_without_calls(clause, ufs)))
+        if rows is not None and words & set(bounds) and not words & iterators <= rows:
+            raise CodegenError(
+                f"distribute_rows({loop!r}): the domain of {s.name} bounds "
+                f"{', '.join(sorted((words & iterators) - rows))} by {clause!r}; there "
+                f"{' and '.join(sorted(words & set(bounds)))} is each rank's own count of "
+                "rows, not the global one: bound it by another parameter"
+            )
+
+
 def check_row_uses(
     stmts: Iterable[Statement], loop: str, bounds: Collection[str], ufs: Collection[str]
 ) -> None:
-    """CodegenError for a distributed statement that reads its row number as a value or
-    bounds it otherwise than ``0 <= loop < N`` (``bounds``: the row parameters)."""
+    """CodegenError for a statement that reads its row number or a row parameter
+    (``bounds``: the loop's extent, the owned vectors') as a value, or bounds the row
+    otherwise than ``0 <= loop < N`` (or another iterator by a row parameter)."""
     for s in stmts:
+        _check_counts(s, loop, bounds, ufs)
         if loop not in s.domain.tuple_vars:
             continue
         for clause in _clauses(str(s.domain)):
@@ -105,4 +160,4 @@ def check_row_uses(
             )
 
 
-__all__ = ["check_row_uses"]
+__all__ = ["check_row_uses", "row_vars"]

@@ -751,3 +751,38 @@ def test_every_built_in_format_uses_its_rows_only_as_rows() -> None:
 
     for fmt in (CSR, ELL, SELL(4, 8), COO, CSC, DIA, BDIA(4), BCSR(2, 2)):
         assert spf.mpi.spmv(fmt).distribution is not None
+
+
+def test_a_row_count_used_as_a_value_or_another_iterators_bound_is_refused() -> None:
+    """N is each rank's count of rows inside the distributed computation: ``y(i) = x(i) / N``
+    divided by 5 on 2 ranks of 10 rows, and a mean ``m() = s() / N`` outside the loop came
+    out 11.0 instead of 5.5, with no error."""
+
+    def comp(extra: list[tuple[str, str, str]]) -> spf.Computation:
+        c = spf.Computation("counts")
+        c.add_data_space("y", "double", shape=("N",))
+        c.add_data_space("x", "double", shape=("N",))
+        c.add_data_space("w", "double", shape=(8,))
+        for name in ("s", "m"):
+            c.add_data_space(name, "double", shape=())
+        for source, domain, schedule in extra:
+            c.add_stmt(spf.Stmt(source, domain, schedule))
+        return c
+
+    rows = "{[i]: 0 <= i < N}"
+    for extra, message in (
+        ([("$y$(i) = $x$(i) / N;", rows, "{[i] -> [0, i, 0]}")], "s0 uses N as a value"),
+        (
+            [
+                ("$s$() += $x$(i);", rows, "{[i] -> [0, i, 0]}"),
+                ("$m$() = $s$() / N;", "{[c]: c = 0}", "{[c] -> [1, c, 0]}"),
+            ],
+            "s1 uses N as a value",
+        ),
+        (
+            [("$y$(i) += $w$(t);", "{[i,t]: 0 <= i < N && 0 <= t < N}", "{[i,t] -> [0,i,t]}")],
+            "the domain of s0 bounds t by",
+        ),
+    ):
+        with pytest.raises(CodegenError, match=re.escape(message)):
+            comp(extra).distribute_rows("i", data={"y": 0, "x": 0})
