@@ -786,3 +786,27 @@ def test_a_row_count_used_as_a_value_or_another_iterators_bound_is_refused() -> 
     ):
         with pytest.raises(CodegenError, match=re.escape(message)):
             comp(extra).distribute_rows("i", data={"y": 0, "x": 0})
+
+
+def test_a_parallel_reduction_keeps_its_option_in_the_ranks_local_computation() -> None:
+    """The local computation re-applied parallelize(loop) without the reduction option, so
+    a distributed dot product parallelized with reduction='atomic' was refused with a
+    message asking for exactly that option. A privatized accumulation through an index
+    array (A^T x) is refused instead: its per-thread copies span the declared extent of y,
+    where a rank holds the compact buffer of its entries and ghosts (the merge wrote past it)."""
+    comp = kernels.spmv_csr()
+    comp.add_data_space("w", "double", shape=("N",))
+    comp.add_data_space("s", "double", shape=())
+    comp.add_stmt(spf.Stmt("$s$() += $y$(i) * $w$(i);", "{[i]: 0 <= i < N}", "{[i]->[1,i,0,0]}"))
+    comp.stmts[1].parallelize("i", reduction="atomic")
+    comp.distribute_rows("i", data={"y": 0, "x": 0, "w": 0})
+    assert "#pragma omp atomic" in comp.codegen("mpi")
+    atx = kernels.spmtv_csr()
+    atx.stmts[0].parallelize("i", reduction="atomic")
+    atx.distribute_rows("i", data={"y": 0, "x": 0})
+    assert "#pragma omp atomic" in atx.codegen("mpi")
+    private = kernels.spmtv_csr()
+    private.stmts[0].parallelize("i", reduction="privatize")
+    private.distribute_rows("i", data={"y": 0, "x": 0})
+    with pytest.raises(CodegenError, match=r"reduction='privatize'.*use parallelize\('i', reduc"):
+        private.codegen("mpi")
