@@ -121,11 +121,11 @@ class MPIKernel(Kernel):
         self.arguments: tuple[Arg, ...] = signature.args
         text = source if isinstance(source, str) else source.source
         self._communicates = REQUESTS in text
+        """It sends, receives or meets at a barrier: a rank that raised before the call
+        would leave the others waiting for it, so the ranks agree first (:meth:`__call__`)."""
         self._agreed: tuple[str, ...] = () if isinstance(source, str) else source.agreed
         """The parameters every rank must pass the same value of (what decides which ranks
         post which messages, :attr:`spf.codegen.unit.TranslationUnit.agreed`)."""
-        """It sends, receives or meets at a barrier: a rank that raised before the call
-        would leave the others waiting for it, so the ranks agree first (:meth:`__call__`)."""
 
     def __repr__(self) -> str:
         return f"<MPIKernel {self.signature} from {self.path}>"
@@ -133,9 +133,11 @@ class MPIKernel(Kernel):
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         """Run the function on this rank's arrays; outputs are written in place. A kernel
         that communicates first agrees with the other ranks of ``comm`` on whether every
-        rank's arguments passed their checks (one ``MPI_Allreduce``): a bad argument on one
-        rank raises ArgumentError on every rank, instead of leaving them waiting for its
-        messages."""
+        rank's arguments passed their checks and on the parameters that decide who
+        communicates (one blocking ``MPI_Allreduce``): a bad argument on one rank raises
+        ArgumentError on every rank, instead of leaving them waiting for its messages.
+        ``check=False`` skips the agreement (a rank whose arguments are refused then raises
+        alone)."""
         comm = args.pop(COMM, None)
         handle = self._handle(comm)  # no communicator: no other rank can be told
         problem: SpfError | None = None
@@ -144,10 +146,10 @@ class MPIKernel(Kernel):
                 raise self._binder.positional(len(positional))
             params, arrays = self._bind(args, check)
         except SpfError as err:
-            if not self._communicates:
+            if not (self._communicates and check):
                 raise
             problem = err
-        if self._communicates:
+        if self._communicates and check:
             values = None if problem is not None else [params[n] for n in self._agreed]
             _agree(comm, problem, self._agreed, values, self.name)
         bound = iter(list(map(self._from_buffer, self._ctypes, arrays, self._no_require)))

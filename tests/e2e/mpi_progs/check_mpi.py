@@ -128,6 +128,10 @@ def check_blur(nl: int, w: int, tiramisu_order: bool = False) -> None:
         "different values of parameter P",
     )
     ok(f"blur P - 1 on the last rank: ArgumentError on every rank nl={nl} w={w}")
+    # check=False makes no agreement (no blocking collective) and gives the same rows
+    again = np.full((nl, w), -1.0)
+    kernel(comm=COMM, a=a, bx=bx, out=again, P=SIZE, NL=nl, W=w, check=False)
+    assert np.array_equal(again, out), f"blur {nl}x{w}: check=False differs"
 
 
 def check_spmv(n: int, m: int, index_dtype: str) -> None:
