@@ -320,6 +320,11 @@ def scatter_csr(
     sp: Any = importlib.import_module("scipy.sparse")
     if not sp.issparse(matrix):
         raise ArgumentError(f"scatter_csr: expected a scipy.sparse matrix, got {type(matrix)}")
+    if np.dtype(index_dtype).kind not in "iu" or np.iscomplexobj(matrix.data[:0]):
+        raise ArgumentError(
+            f"scatter_csr: expected a real matrix and an integer index_dtype (int32 or "
+            f"int64), got {matrix.dtype} and {index_dtype!r}"
+        )
     csr = sp.csr_array(matrix)
     csr.sort_indices()
     n, m = csr.shape
@@ -392,10 +397,19 @@ def _shape(matrix: Any, what: str) -> tuple[int, int]:
     return int(n), int(m)
 
 
+def _count(value: Any, what: str, least: int) -> int:
+    """``value`` as an int of at least ``least``; ArgumentError naming ``what`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise ArgumentError(f"{what} must be an int >= {least}, got {value!r}")
+    return int(value)
+
+
 def owned_rows(size: int, comm: Any, owner: Any = None, *, block: int = 1) -> Any:
     """The global indices this rank owns of a distributed vector of ``size`` entries; with
     ``block``, a vector of ``size // block`` blocks split by block (BCSR(r, c)'s ``y`` with
     ``block=r``: ``owner`` then has one rank per block)."""
+    size = _count(size, "owned_rows: size", 0)
+    block = _count(block, "owned_rows: block", 1)
     part, _ = _partition(comm, size // block, owner)
     blocks = part.owned(comm.Get_rank())
     if block == 1:
@@ -407,14 +421,24 @@ def gather(v_loc: Any, comm: Any, owner: Any = None, *, block: int = 1) -> Any:
     """The global vector, on every rank, from each rank's entries ``v_loc`` (in its
     global order: contiguous blocks, or the rows ``owner`` gives it); ``block`` as for
     :func:`owned_rows`."""
+    block = _count(block, "gather: block", 1)
+    local = np.ascontiguousarray(v_loc)
+    whole = local.ndim == 1 and local.shape[0] % block == 0
+    # every rank learns whether every rank's piece is one (a rank raising alone would leave
+    # the others waiting in the collective)
+    counts = comm.allgather(int(local.shape[0]) if whole else -1 - local.ndim)
+    bad = next((r for r, c in enumerate(counts) if c < 0), None)
+    if bad is not None:
+        shape = f"shape {local.shape}" if bad == comm.Get_rank() else "another shape"
+        raise ArgumentError(
+            f"gather: rank {bad}'s v_loc must be a vector"
+            + (f" of whole blocks of {block}" if block > 1 else "")
+            + f", got {shape}"
+        )
     if block != 1:  # each entry of the blocks gathered, then interleaved
-        rows = np.reshape(v_loc, (-1, block))
+        rows = np.reshape(local, (-1, block))
         pieces = [gather(rows[:, t].copy(), comm, owner) for t in range(block)]
         return np.stack(pieces, axis=1).ravel()
-    local = np.ascontiguousarray(v_loc)
-    if local.ndim != 1:
-        raise ArgumentError(f"gather: v_loc must be a vector, got shape {local.shape}")
-    counts = comm.allgather(int(local.shape[0]))
     size = int(sum(counts))
     part, _ = _partition(comm, size, owner)
     wrong = [r for r, c in enumerate(counts) if c != part.count(r)]

@@ -64,6 +64,12 @@ def updates(parsed: ParsedSource) -> dict[str, str]:
     return out
 
 
+def families(parsed: ParsedSource, ds: str) -> set[str]:
+    """The operator families of every assignment to ``ds`` in a statement's parsed source
+    (``+``, ``*``, ``max``, ``min``; ``?`` for an assignment that is no update)."""
+    return _families(parsed.body, ds)
+
+
 def _families(body: Sequence[object], ds: str) -> set[str]:
     found: set[str] = set()
     for node in body:

@@ -25,6 +25,11 @@ adds what distributed memory needs:
   - before a barrier (``comp.barrier_at``, printed as ``MPI_Barrier(comm)``);
   - before the function returns.
 
+  Each completed receive is checked against its count (``MPI_Get_count``), and an MPI error
+  of a request (a truncated message) is read: ranks that pass different counts abort the job
+  with the operation, the peer and both counts, instead of keeping unwritten or truncated
+  entries (mpi4py's communicators return errors rather than abort).
+
   Nothing blocks between the posting of the operations of one exchange, so the supported
   pattern cannot deadlock: every rank runs the same program, and each send's matching receive
   is posted by the peer before the peer's next wait (send and receive of one exchange are
@@ -40,6 +45,7 @@ adds what distributed memory needs:
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -56,13 +62,15 @@ from spf.codegen.c import (
     stack_elements,
     uses_bool,
 )
-from spf.codegen.loop_ast import Call, For, If, Node, walk
+from spf.codegen.loop_ast import Alloc, Bind, Block, Call, Expr, For, If, Merge, Node, walk
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.codegen.program import Operation, Program, StmtMacro
     from spf.codegen.signature import Signature
     from spf.codegen.unit import TranslationUnit
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 COMM = "comm"
 """Name of the communicator argument (first argument of the generated function)."""
@@ -85,6 +93,11 @@ MPI_TYPES = {
 }
 """MPI datatype of each element C type a data space may have."""
 
+REQUESTS = "spf_mpi_requests"
+"""The type of a call's pending requests: declared in a unit (:data:`MPI_RUNTIME`) only when
+the function sends, receives or meets at a barrier (:class:`spf.runtime.mpi.MPIKernel`
+agrees with the other ranks before calling such a function)."""
+
 TAG = 2747
 """The message tag of every spf message (the communicator separates programs)."""
 
@@ -92,38 +105,114 @@ MPI_RUNTIME = f"""\
 #include <limits.h>
 #include <stdio.h>
 
+/* What a posted request must deliver: a receive its count of elements (count -1: a send). */
+typedef struct {{
+  const char *op;
+  MPI_Datatype type;
+  int count;
+  int peer;
+}} spf_mpi_expect;
+
 /* Pending non-blocking requests of one call (completed by spf_mpi_waitall). */
 typedef struct {{
   MPI_Request *req;
+  spf_mpi_expect *expect;
   int n;
   int cap;
   int size;
   MPI_Comm comm;
 }} spf_mpi_requests;
 
+/* A completed request: MPI's error, or a receive of another count than this rank posted
+   (its peer sent fewer elements: the ranks disagree on a parameter of the count), aborts the
+   job with what differs instead of leaving entries unwritten or truncated. */
+static inline void spf_mpi_done(spf_mpi_requests *r, const spf_mpi_expect *e, MPI_Status *st,
+                                int failed)
+{{
+  int got = 0;
+  if (failed && st->MPI_ERROR != MPI_SUCCESS && st->MPI_ERROR != MPI_ERR_PENDING) {{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(st->MPI_ERROR, text, &len);
+    fprintf(stderr, "spf: %s (rank %d): %s; the ranks disagree on the count of a message "
+            "(pass every rank the same parameters)\\n", e->op, e->peer, text);
+    MPI_Abort(r->comm, 1);
+  }}
+  if (e->count < 0)
+    return;
+  MPI_Get_count(st, e->type, &got);
+  if (got != e->count) {{
+    fprintf(stderr, "spf: %s: received %d elements from rank %d, where this rank receives %d; "
+            "the ranks disagree on the count of a message (pass every rank the same "
+            "parameters)\\n", e->op, got, e->peer, e->count);
+    MPI_Abort(r->comm, 1);
+  }}
+}}
+
 static inline void spf_mpi_waitall(spf_mpi_requests *r)
 {{
-  if (r->n > 0)
-    MPI_Waitall(r->n, r->req, MPI_STATUSES_IGNORE);
+  if (r->n > 0) {{
+    MPI_Status *st = (MPI_Status *)malloc((size_t)r->n * sizeof(MPI_Status));
+    int rc = MPI_Waitall(r->n, r->req, st != NULL ? st : MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS && (st == NULL || rc != MPI_ERR_IN_STATUS)) {{
+      char text[MPI_MAX_ERROR_STRING];
+      int len = 0;
+      MPI_Error_string(rc, text, &len);
+      fprintf(stderr, "spf: a message of this call failed: %s\\n", text);
+      MPI_Abort(r->comm, 1);
+    }}
+    if (st != NULL)
+      for (int i = 0; i < r->n; i++)
+        spf_mpi_done(r, &r->expect[i], &st[i], rc != MPI_SUCCESS);
+    free(st);
+  }}
   r->n = 0;
 }}
 
-/* A slot for one more request; NULL only when no memory could be had at all. */
-static inline MPI_Request *spf_mpi_slot(spf_mpi_requests *r)
+/* A slot for one more request; -1 only when no memory could be had at all. */
+static inline int spf_mpi_slot(spf_mpi_requests *r)
 {{
   if (r->n == r->cap) {{
     int cap = r->cap > 0 ? 2 * r->cap : 64;
     MPI_Request *grown = (MPI_Request *)realloc(r->req, (size_t)cap * sizeof(MPI_Request));
-    if (grown != NULL) {{
+    if (grown != NULL)
       r->req = grown;
+    spf_mpi_expect *more =
+        grown == NULL ? NULL
+                      : (spf_mpi_expect *)realloc(r->expect, (size_t)cap * sizeof(spf_mpi_expect));
+    if (more != NULL) {{
+      r->expect = more;
       r->cap = cap;
     }} else {{
       spf_mpi_waitall(r); /* out of memory: complete what is posted, reuse the slots */
       if (r->cap == 0)
-        return NULL;
+        return -1;
     }}
   }}
-  return &r->req[r->n++];
+  return r->n++;
+}}
+
+/* Post one request (a slot's, or waited for at once when there is no memory for one). */
+static inline void spf_mpi_post(spf_mpi_requests *r, int send, const char *op, void *buf, int n,
+                                MPI_Datatype type, int64_t peer)
+{{
+  int slot = spf_mpi_slot(r);
+  spf_mpi_expect e = {{op, type, send ? -1 : n, (int)peer}};
+  MPI_Request one;
+  MPI_Request *req = slot >= 0 ? &r->req[slot] : &one;
+  if (send)
+    MPI_Isend(buf, n, type, (int)peer, {TAG}, r->comm, req);
+  else
+    MPI_Irecv(buf, n, type, (int)peer, {TAG}, r->comm, req);
+  if (slot >= 0) {{
+    r->expect[slot] = e;
+  }} else {{
+    MPI_Status st;
+    int rc = MPI_Wait(&one, &st);
+    if (rc != MPI_SUCCESS)
+      st.MPI_ERROR = rc; /* a single completion leaves the field to the caller */
+    spf_mpi_done(r, &e, &st, rc != MPI_SUCCESS);
+  }}
 }}
 
 static inline int spf_mpi_check(spf_mpi_requests *r, const char *op, int64_t count, int64_t peer)
@@ -143,23 +232,13 @@ static inline int spf_mpi_check(spf_mpi_requests *r, const char *op, int64_t cou
 static inline void spf_mpi_isend(spf_mpi_requests *r, const char *op, const void *buf,
                                  int64_t count, MPI_Datatype type, int64_t peer)
 {{
-  int n = spf_mpi_check(r, op, count, peer);
-  MPI_Request *slot = spf_mpi_slot(r);
-  MPI_Request one;
-  MPI_Isend(buf, n, type, (int)peer, {TAG}, r->comm, slot != NULL ? slot : &one);
-  if (slot == NULL)
-    MPI_Wait(&one, MPI_STATUS_IGNORE);
+  spf_mpi_post(r, 1, op, (void *)buf, spf_mpi_check(r, op, count, peer), type, peer);
 }}
 
 static inline void spf_mpi_irecv(spf_mpi_requests *r, const char *op, void *buf,
                                  int64_t count, MPI_Datatype type, int64_t peer)
 {{
-  int n = spf_mpi_check(r, op, count, peer);
-  MPI_Request *slot = spf_mpi_slot(r);
-  MPI_Request one;
-  MPI_Irecv(buf, n, type, (int)peer, {TAG}, r->comm, slot != NULL ? slot : &one);
-  if (slot == NULL)
-    MPI_Wait(&one, MPI_STATUS_IGNORE);
+  spf_mpi_post(r, 0, op, buf, spf_mpi_check(r, op, count, peer), type, peer);
 }}
 
 static inline void spf_mpi_barrier(spf_mpi_requests *r)
@@ -201,6 +280,36 @@ class MPIPrinter(CPrinter):
 
     # ------------------------------------------------------------------ translation unit
 
+    def unit(self) -> TranslationUnit:
+        made = super().unit()
+        return replace(made, agreed=self._agreed()) if self.ops else made
+
+    def _agreed(self) -> tuple[str, ...]:
+        """The parameters that decide which ranks post which operations: those of the loop
+        bounds and conditions around each send, receive and barrier, and of its peer (a
+        rank passing another value would skip a message its peer waits for)."""
+        params = {a.name for a in self.p.signature.args if a.kind == "param"}
+        found: set[str] = set()
+
+        def words(e: Expr) -> frozenset[str]:
+            return frozenset(_WORD.findall(expr(e))) & params
+
+        def visit(n: Node, guards: frozenset[str]) -> None:
+            if isinstance(n, Call):
+                op = self.ops.get(n.stmt)
+                if op is not None:
+                    found.update(guards, *(words(a) for a in n.args))
+                    if op.peer is not None:
+                        found.update(frozenset(_WORD.findall(cx.to_c(op.peer))) & params)
+                return
+            kids, conds = _scoped(n)
+            inner = guards.union(*(words(c) for c in conds))
+            for kid in kids:
+                visit(kid, inner)
+
+        visit(self.p.body, frozenset())
+        return tuple(sorted(found))
+
     def print(self) -> str:
         self._check()
         check_stack_buffers(self.p.buffers, "mpi")
@@ -232,11 +341,12 @@ class MPIPrinter(CPrinter):
         recorded = self._fault_record()
         heap = self._function_arrays()
         if self.ops:
-            self.out.line(f"spf_mpi_requests spf_mpi = {{NULL, 0, 0, spf_size, {COMM}}};")
+            self.out.line(f"spf_mpi_requests spf_mpi = {{NULL, NULL, 0, 0, spf_size, {COMM}}};")
         self.node(self.p.body)
         if self.ops:
             self.out.line("spf_mpi_waitall(&spf_mpi);")
             self.out.line("free(spf_mpi.req);")
+            self.out.line("free(spf_mpi.expect);")
         if recorded:
             self._fault_abort()
         if heap:
@@ -423,6 +533,21 @@ class MPIPrinter(CPrinter):
         return [m.stmt for m in walk(n) if isinstance(m, Call) and m.stmt in self.ops]
 
 
+def _scoped(n: Node) -> tuple[list[Node], list[Expr]]:
+    """The nodes under ``n`` and the expressions that decide whether they run."""
+    if isinstance(n, For):
+        return [n.body], [n.init, n.cond]
+    if isinstance(n, If):
+        return [n.then, *([] if n.orelse is None else [n.orelse])], [n.cond]
+    if isinstance(n, Block):
+        return list(n.items), []
+    if isinstance(n, (Bind, Alloc)):
+        return [n.body], []
+    if isinstance(n, Merge):
+        return list(n.bodies()), []
+    return [], []
+
+
 def _buffer(op: Operation) -> str | None:
     return None if op.kind == "barrier" else op.buffer
 
@@ -456,4 +581,12 @@ def print_mpi(program: Program) -> str:
     return unit_mpi(program).source
 
 
-__all__ = ["COMM", "MPI_TYPES", "MPIPrinter", "mpi_prototype", "print_mpi", "unit_mpi"]
+__all__ = [
+    "COMM",
+    "MPI_TYPES",
+    "REQUESTS",
+    "MPIPrinter",
+    "mpi_prototype",
+    "print_mpi",
+    "unit_mpi",
+]

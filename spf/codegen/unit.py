@@ -68,6 +68,10 @@ class TranslationUnit:
     dropped_tags: tuple[tuple[str, str, str], ...] = ()
     """``(statement, loop, tag)`` of each HLS loop directive on a loop code generation
     removed (:mod:`spf.codegen.hls_tags`): an HLS unit has no pragma for it."""
+    agreed: tuple[str, ...] = ()
+    """The parameters of an MPI unit that decide which ranks post which messages (those of
+    the loops and conditions around its sends, receives and barriers, and of their peers):
+    every rank must pass the same values (:class:`spf.runtime.mpi.MPIKernel` checks)."""
 
     @classmethod
     def hand_written(cls, source: str, target: str = "c") -> TranslationUnit:
@@ -99,6 +103,7 @@ class TranslationUnit:
             "kernels": list(self.kernels),
             "bounds": [list(b) for b in self.bounds],
             "local_bytes": self.local_bytes,
+            "agreed": list(self.agreed),
         }
 
     @classmethod
@@ -122,6 +127,7 @@ class TranslationUnit:
             kernels=tuple(str(k) for k in data["kernels"]),
             bounds=tuple((str(n), int(lo), int(hi)) for n, lo, hi in data["bounds"]),
             local_bytes=int(data["local_bytes"]),
+            agreed=tuple(str(a) for a in data.get("agreed", ())),
         )
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from spf.analysis.memo import HasIR, as_ir
+from spf.analysis.reductions import families
+from spf.distributed.local_rows import check_row_uses, row_vars
 from spf.distributed.phases import Phase, split
 from spf.distributed.statements import Statement, statement
 from spf.errors import CodegenError
@@ -234,6 +236,7 @@ def analyse(comp: ComputationIR | HasIR, dist: Distribution) -> Layout:
     bound = _loop_bound(ir, stmts, loop)
     if bound is not None:
         found.row_params.add(bound)
+    check_row_uses(every, loop, found.row_params, ir.uf_decls)
     return Layout(
         loop=loop,
         stmts=tuple(s.name for s in stmts),
@@ -321,6 +324,8 @@ def _classify(
         written = (a.data_space, a.indices) in writes
         if a.data_space not in distributed:
             constant = all(_WORD.search(i) is None for i in a.indices)
+            if written and not constant:
+                _check_rank_local(ir, s, a.data_space, a.indices, loop)
             if constant and written:
                 if (a.data_space, a.indices) not in reduced:
                     raise CodegenError(
@@ -328,6 +333,7 @@ def _classify(
                         f"inside the distributed loop {loop}; only accumulations (+=, -=) "
                         "into it are combined across ranks"
                     )
+                _check_sum(s, a.data_space, loop)
                 found.reductions.add(a.data_space)
             continue
         index = a.indices[distributed[a.data_space]]
@@ -361,6 +367,44 @@ def _classify(
                 "(+= or -=), summed at its owner"
             )
         found.add(GhostAccess(s.name, a.data_space, index, uf, written))
+
+
+def _check_rank_local(
+    ir: ComputationIR, s: Statement, name: str, indices: tuple[str, ...], loop: str
+) -> None:
+    """A data space that is not distributed is the rank's own (``A(k)``, its nonzeros): a
+    write into it at an index that depends on no row (``d(t) += x(i) * w(t)``, ``s(N-1)``)
+    would leave each rank with its own rows' part of what one process computes, so it is
+    refused (only scalars at constant indices are summed over the ranks)."""
+    rows = row_vars(s, loop, ir.uf_decls)
+    used = {w for i in indices for w in _WORD.findall(i)} & set(s.domain.tuple_vars)
+    if rows is None or used & rows:
+        return
+    raise CodegenError(
+        f"distribute_rows: {s.name} writes {name}({', '.join(indices)}), which is not "
+        f"distributed, at an index that does not depend on the rows of loop {loop}; each rank "
+        f"would hold only its own rows' part of it (only accumulations into scalars at "
+        f"constant indices, s(), are summed over the ranks): accumulate into scalars, or "
+        f"distribute {name}"
+    )
+
+
+_FAMILY_NAMES = {"*": "a product (*=, /=)", "max": "a max", "min": "a min"}
+
+
+def _check_sum(s: Statement, name: str, loop: str) -> None:
+    """An accumulation into a replicated scalar is combined over the ranks as a sum
+    (``MPI_Allreduce`` with ``MPI_SUM`` of each rank's partial sum, started from zero), so
+    it must be one: CodegenError for a max, min or product (a wrong result otherwise)."""
+    kinds = families(s.parsed, name) - {"+"}
+    if kinds:
+        what = ", ".join(sorted(_FAMILY_NAMES.get(k, "an assignment") for k in kinds))
+        raise CodegenError(
+            f"distribute_rows: {s.name} accumulates into the replicated {name} with {what} "
+            f"inside the distributed loop {loop}; only sums (+=, -=, or {name} = {name} + e) "
+            "are combined across ranks: compute the max, min or product over the rows in a "
+            "distributed vector and combine it outside (e.g. comm.allreduce)"
+        )
 
 
 def _check_vectors(

@@ -59,7 +59,9 @@ def owner_crc(owner: Any) -> int | None:
     return crc(own) ^ (own.size << 1)
 
 
-def array(kernel: str, a: Arg, value: Any) -> np.ndarray:
+def array(kernel: str, a: Arg, value: Any, written: bool | None = None) -> np.ndarray:
+    """``value`` checked as argument ``a`` (``written``: whether the kernel writes it;
+    default: ``a`` is not ``const``)."""
     if not isinstance(value, np.ndarray):
         raise ArgumentError(
             f"{kernel}: {a.name} must be a numpy array of {a.dtype}, got {type(value).__name__}"
@@ -77,9 +79,25 @@ def array(kernel: str, a: Arg, value: Any) -> np.ndarray:
         raise ArgumentError(
             f"{kernel}: {a.name} is not contiguous; pass np.ascontiguousarray({a.name})"
         )
-    if not a.const and not value.flags.writeable:
+    if (not a.const if written is None else written) and not value.flags.writeable:
         raise ArgumentError(f"{kernel}: {a.name} is written but read-only")
     return value
+
+
+def no_overlap(kernel: str, arrays: dict[str, np.ndarray], written: frozenset[str]) -> None:
+    """ArgumentError when an array the kernel writes shares memory with another argument
+    (``y=v, x=v``): the C arguments are ``restrict``, and the rows would read entries other
+    rows already overwrote, as the single-process kernel refuses too."""
+    for name in sorted(written & arrays.keys()):
+        mine = arrays[name]
+        if mine.size == 0:
+            continue
+        for other, value in arrays.items():
+            if other != name and np.may_share_memory(mine, value):
+                raise ArgumentError(
+                    f"{kernel}: {name} and {other} share memory, but {name} is written and "
+                    "the C arguments are restrict; pass a copy of one"
+                )
 
 
 def flags(mine: tuple[Any, ...], drained: bool = False) -> np.ndarray:
@@ -151,6 +169,7 @@ __all__ = [
     "array",
     "crc",
     "flags",
+    "no_overlap",
     "nonempty",
     "owner_crc",
     "scalar",

@@ -29,6 +29,7 @@ from spf.errors import CodegenError
 from spf.ir import ComputationIR, apply, build
 from spf.ir.data import uf_fields
 from spf.schedule.commands import Parallelize
+from spf.schedule.tags import reduction_option
 
 if TYPE_CHECKING:
     from spf.distributed.analysis import Layout
@@ -101,14 +102,24 @@ def local_computation(comp: ComputationIR | HasIR, layout: Layout) -> Computatio
         )
     local = build.declarations(ir, f"{ir.name}_local")
     phase_of = {name: n for n, p in enumerate(layout.phases) for name in p.stmts}
+    remote = {g.stmt: g.data for g in layout.accesses if g.write}
     for s in ir.stmts:
         loop = layout.loop if s.name in layout.stmts else None
         phase = phase_of[s.name] if len(layout.phases) > 1 else None
         domain = restricted_domain(s.domain, loop, phase)
         local = build.add_stmt(local, s.source, domain, s.current_schedule, name=s.name)
         for tagged, tags in s.tags:
-            if "parallel" in tags:
-                local = apply(Parallelize(loop=tagged), local, s.name)
+            if "parallel" in tags:  # with its reduction option (atomic, privatize)
+                option = reduction_option(tags)
+                if option == "privatize" and s.name in remote:
+                    raise CodegenError(
+                        f"distribute_rows: {s.name} accumulates into {remote[s.name]} through "
+                        f"an index array in loop {tagged}, parallelized with "
+                        "reduction='privatize': per-thread copies span the declared extent, "
+                        "but a rank holds only its entries and ghosts of it; use "
+                        f"parallelize({tagged!r}, reduction='atomic')"
+                    )
+                local = apply(Parallelize(loop=tagged, reduction=option), local, s.name)
     return local
 
 

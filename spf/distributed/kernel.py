@@ -37,6 +37,7 @@ from spf.distributed.arguments import (
     array,
     crc,
     flags,
+    no_overlap,
     nonempty,
     owner_crc,
     scalar,
@@ -134,7 +135,11 @@ class DistributedKernel:
         self._split: prefix.Lowered | None = generated.split
         self.source = generated.source
         self._args = list(generated.args)
-        self._written = frozenset(a.name for a in self._args if a.kind == "data" and not a.const)
+        self._written = frozenset(
+            a.name for a in self._local_sig.args if a.kind == "data" and not a.const
+        )
+        """The arrays the computation writes (the executor's own compact buffers of the
+        exchanged vectors are not the caller's: a vector only read, ``x``, may be read-only)."""
         self._fn: Any = None
         self._cast: Any = None
         self._ffi: cffi.FFI | None = None
@@ -438,7 +443,8 @@ class DistributedKernel:
                 continue
             if a.name not in args:
                 raise ArgumentError(f"{self.name}: missing argument {a.name} (this rank's array)")
-            arrays[a.name] = array(self.name, a, args[a.name])
+            arrays[a.name] = array(self.name, a, args[a.name], a.name in self._written)
+        no_overlap(self.name, arrays, self._written)
         params = self._params(args, arrays)
         parts = self._partitions(params, owner, size)
         for name, extent in self.layout.extent.items():

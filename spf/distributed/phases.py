@@ -3,11 +3,14 @@
 Statements run in schedule order, grouped by their outermost schedule constant (statements
 sharing it share a loop nest). A new phase starts at a group that reads a scalar an earlier
 group of the current phase accumulates over the rows (the sum over the ranks must be known
-first: ``alpha = rr / pq`` after ``pq += p(i) * q(i)``), and around each *replicated*
+first: ``alpha = rr / pq`` after ``pq += p(i) * q(i)``), at a group that accumulates into
+a scalar an earlier group of the phase reads (a phase starts with its sums zeroed, so that
+group reads the value on entry), and around each *replicated*
 statement (one outside the distributed loop that only touches scalars, run by every rank on
 the same values). The executor runs the phases in order, each on the rank's rows, and sums
 each phase's accumulations over the ranks (``MPI_Allreduce``) at its end, so a CG iteration
-is one computation.
+is one computation. A group that reads a scalar it accumulates into itself is refused
+(each rank would read its partial sum).
 
 A vector read through an index array may be written in the same computation (CG's new
 direction ``p``) only by its own rows and only in phases after every such read: the
@@ -67,6 +70,7 @@ def split(
     """The phases (module docstring); CodegenError for an order the exchange cannot serve."""
     order = sorted(stmts, key=lambda s: (_root(s), stmts.index(s)))
     phases: list[tuple[list[Statement], bool, set[str]]] = []
+    read: set[str] = set()  # the scalars the current phase's groups read
     for root in sorted({_root(s) for s in order}):
         group = [s for s in order if _root(s) == root]
         rep = {s.name in replicated for s in group}
@@ -77,18 +81,40 @@ def split(
             )
         is_rep = rep.pop()
         reads = set().union(*(_scalars(s, reduced=False) for s in group))
-        if not phases or is_rep or phases[-1][1] or reads & phases[-1][2]:
-            phases.append(([], is_rep, set()))
-        phases[-1][0].extend(group)
+        summed = set()
         if not is_rep:
-            phases[-1][2].update(
-                set().union(*(_scalars(s, reduced=True) for s in group)) & reductions
-            )
+            summed = set().union(*(_scalars(s, reduced=True) for s in group)) & reductions
+            _check_no_partial_reads(group, reads & summed)
+        # a phase starts with its sums zeroed: a group reading a sum of the current phase,
+        # or summing into a scalar an earlier group of it read, starts a new phase
+        if not phases or is_rep or phases[-1][1] or reads & phases[-1][2] or summed & read:
+            phases.append(([], is_rep, set()))
+            read = set()
+        phases[-1][0].extend(group)
+        read |= reads
+        phases[-1][2].update(summed)
     out = tuple(
         Phase(tuple(s.name for s in ss), rep, tuple(sorted(red))) for ss, rep, red in phases
     )
     _check_writes_after_reads(stmts, out, ghosts)
     return out
+
+
+def _check_no_partial_reads(group: list[Statement], names: set[str]) -> None:
+    """CodegenError when a loop nest reads a scalar it accumulates into over the rows: each
+    rank's running value there is its own partial sum (started from zero), not the
+    single-process value, which the ranks know only after the nest."""
+    for name in sorted(names):
+        summing = next(s for s in group if name in _scalars(s, reduced=True))
+        reading = next(s for s in group if name in _scalars(s, reduced=False))
+        raise CodegenError(
+            f"distribute_rows: {reading.name} reads {name} in the loop nest in which "
+            f"{summing.name} accumulates into it over the distributed rows; there each rank's "
+            f"{name} holds its own partial sum (all of {name} starts the nest at zero), not "
+            f"what one process reads (the sum over the ranks is known after the nest): read "
+            f"{name} in a later loop nest (another first schedule constant), or accumulate "
+            "into another scalar"
+        )
 
 
 def _check_writes_after_reads(

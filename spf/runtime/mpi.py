@@ -21,9 +21,9 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spf.codegen.mpi import COMM, mpi_prototype
+from spf.codegen.mpi import COMM, REQUESTS, mpi_prototype
 from spf.codegen.signature import Signature
-from spf.errors import ArgumentError, CompileError, ToolchainError
+from spf.errors import ArgumentError, CompileError, SpfError, ToolchainError
 from spf.runtime.build import build
 from spf.runtime.kernel import Kernel
 from spf.runtime.threads import default_team
@@ -119,16 +119,39 @@ class MPIKernel(Kernel):
         )
         self.signature = mpi_prototype(signature)
         self.arguments: tuple[Arg, ...] = signature.args
+        text = source if isinstance(source, str) else source.source
+        self._communicates = REQUESTS in text
+        """It sends, receives or meets at a barrier: a rank that raised before the call
+        would leave the others waiting for it, so the ranks agree first (:meth:`__call__`)."""
+        self._agreed: tuple[str, ...] = () if isinstance(source, str) else source.agreed
+        """The parameters every rank must pass the same value of (what decides which ranks
+        post which messages, :attr:`spf.codegen.unit.TranslationUnit.agreed`)."""
 
     def __repr__(self) -> str:
         return f"<MPIKernel {self.signature} from {self.path}>"
 
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
-        """Run the function on this rank's arrays; outputs are written in place."""
-        if positional:
-            raise self._binder.positional(len(positional))
-        handle = self._handle(args.pop(COMM, None))
-        params, arrays = self._bind(args, check)
+        """Run the function on this rank's arrays; outputs are written in place. A kernel
+        that communicates first agrees with the other ranks of ``comm`` on whether every
+        rank's arguments passed their checks and on the parameters that decide who
+        communicates (one blocking ``MPI_Allreduce``): a bad argument on one rank raises
+        ArgumentError on every rank, instead of leaving them waiting for its messages.
+        ``check=False`` skips the agreement (a rank whose arguments are refused then raises
+        alone)."""
+        comm = args.pop(COMM, None)
+        handle = self._handle(comm)  # no communicator: no other rank can be told
+        problem: SpfError | None = None
+        try:
+            if positional:
+                raise self._binder.positional(len(positional))
+            params, arrays = self._bind(args, check)
+        except SpfError as err:
+            if not (self._communicates and check):
+                raise
+            problem = err
+        if self._communicates and check:
+            values = None if problem is not None else [params[n] for n in self._agreed]
+            _agree(comm, problem, self._agreed, values, self.name)
         bound = iter(list(map(self._from_buffer, self._ctypes, arrays, self._no_require)))
         cargs: list[object] = [handle]
         for a in self.arguments:
@@ -139,6 +162,49 @@ class MPIKernel(Kernel):
 
     def _handle(self, comm: object) -> int:
         return comm_handle(comm, self.name)
+
+
+def _agree(
+    comm: Any,
+    problem: SpfError | None,
+    names: tuple[str, ...],
+    values: list[int] | None,
+    kernel: str,
+) -> None:
+    """Raise on every rank of ``comm`` when any rank's arguments failed their checks (this
+    rank's own error, or ArgumentError naming the first rank that failed and its message),
+    or when the ranks pass different values of the parameters ``names`` (``values``: this
+    rank's, None when its arguments failed). One ``MPI_Allreduce`` of the failure flag and
+    of each value and its negation (``MAX``: every maximum and minus every minimum); the
+    ranks' texts and values are gathered only when something differs."""
+    import numpy as np
+
+    k = len(names)
+    mine = np.zeros(1 + 2 * k, dtype=np.int64)
+    mine[0] = problem is not None
+    if values is not None:
+        mine[1 : 1 + k] = values
+        mine[1 + k :] = [-v for v in values]
+    comm.Allreduce(_mpi().IN_PLACE, mine, op=_mpi().MAX)
+    differ = [j for j in range(k) if mine[1 + j] != -mine[1 + k + j]]
+    if not mine[0] and not differ:
+        return
+    everyone = comm.allgather((None if problem is None else str(problem), values))
+    if problem is not None:
+        raise problem
+    failed = [(r, text) for r, (text, _) in enumerate(everyone) if text is not None]
+    if failed:
+        rank, text = failed[0]
+        raise ArgumentError(
+            f"{kernel}: rank {rank}'s arguments failed their checks, so no rank runs this call "
+            f"(it communicates): rank {rank}: {text}"
+        )
+    name = names[differ[0]]
+    shown = ", ".join(f"rank {r}: {v[differ[0]]}" for r, (_, v) in enumerate(everyone) if v)
+    raise ArgumentError(
+        f"{kernel}: the ranks pass different values of parameter {name} ({shown}); it decides "
+        "which ranks send and receive, so every rank must pass the same value"
+    )
 
 
 class CommLife:

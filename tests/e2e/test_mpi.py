@@ -117,7 +117,9 @@ def test_exchange_is_posted_then_waited_before_the_first_reader() -> None:
     assert re.search(r"#define s0\(q\) spf_mpi_isend\(.*&a\(1, 0\), \(int64_t\) W", src)
     assert re.search(r"#define s3\(q\) spf_mpi_irecv\(.*&a\(NL \+ 1, 0\)", src)
     assert "MPI_DOUBLE" in src
-    assert body.rstrip().endswith("spf_mpi_waitall(&spf_mpi);\n  free(spf_mpi.req);\n}")
+    assert body.rstrip().endswith(
+        "spf_mpi_waitall(&spf_mpi);\n  free(spf_mpi.req);\n  free(spf_mpi.expect);\n}"
+    )
 
 
 @pytest.mark.parametrize("name", ["mpi_dscale", "mpi_blur", "mpi_spmv"])
@@ -134,6 +136,20 @@ def test_generated_code_compiles_warning_free_with_mpicc(name: str, tmp_path: Pa
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_unit_names_the_parameters_that_decide_who_communicates() -> None:
+    """MPIKernel agrees on them before a call (a rank passing P - 1 hung its neighbour):
+    the blur's P bounds its rank loops; dscale does not communicate."""
+    from spf.codegen import codegen_unit
+    from spf.codegen.unit import TranslationUnit
+
+    blur = _example("mpi_blur").blur()  # type: ignore[attr-defined]
+    unit = codegen_unit(blur.ir, "mpi", "mpi_blur", True)
+    assert unit.agreed == ("P",)
+    assert TranslationUnit.from_data(unit.to_data()).agreed == ("P",)
+    dscale = _example("mpi_dscale").dscale()  # type: ignore[attr-defined]
+    assert codegen_unit(dscale.ir, "mpi", "dscale", True).agreed == ()
 
 
 def test_barrier_waits_then_calls_mpi_barrier() -> None:
@@ -202,6 +218,8 @@ def test_results_on_real_ranks_match_the_sequential_run(
             "dscale",
             "blur nl=5 w=7",
             "blur tiramisu-order nl=5 w=7",
+            "blur float32 on the last rank: ArgumentError on every rank nl=5 w=7",
+            "blur P - 1 on the last rank: ArgumentError on every rank nl=5 w=7",
             "spmv n=37 m=29 int32",
             "spmv n=40 m=41 int64",
         ]
@@ -301,6 +319,36 @@ def test_report_prints_every_ranks_check_and_fails_on_every_rank(
     assert reported == ["rank 0: checked 0", "rank 1: checked 1 -- FAILED", "rank 2: checked 2"]
     for rank in range(3):
         assert f"all passed on rank {rank}: False" in done.stdout
+
+
+def test_ranks_passing_different_counts_abort_with_what_differs(
+    tmp_path: Path, mpi_env: dict[str, str]
+) -> None:
+    """The blur's halo rows are W elements: rank 1 passing W - 1 sent its neighbours short
+    rows and had theirs truncated, and the MPI errors were ignored (mpi4py's communicators
+    return errors), so every rank finished with unwritten or truncated halos and no error.
+    Each receive now checks what arrived; a mismatch aborts the job with the receive, the
+    peer and both counts."""
+    script = tmp_path / "counts.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'examples')!r})\n"
+        "import numpy as np\n"
+        "from mpi4py import MPI\n"
+        "import mpi_blur\n"
+        "comm = MPI.COMM_WORLD\n"
+        "r, p = comm.Get_rank(), comm.Get_size()\n"
+        "w = 6 - (r == 1)\n"
+        "kernel = mpi_blur.blur().compile(target='mpi')\n"
+        "a = np.ones((4, w))\n"
+        "kernel(comm=comm, a=a, bx=np.zeros((4, w)), out=np.zeros((2, w)), P=p, NL=2, W=w)\n"
+        "print(f'rank {r} finished', flush=True)\n"
+    )
+    done = run(script, 3, timeout=TIMEOUT, env=mpi_env)
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "finished" not in done.stdout
+    assert "the ranks disagree on the count of a message" in done.stderr, done.stderr[-3000:]
+    assert "received 5 elements from rank 1, where this rank receives 6" in done.stderr
 
 
 def test_a_deadlock_times_out_and_leaves_no_rank_behind(tmp_path: Path) -> None:

@@ -60,6 +60,8 @@ def test_distributed_kernels_equal_serial_on_ranks(
             f"rank {r}: x reshaped in place on rank 0 after repeated calls: ArgumentError" in done
         )
         assert f"rank {r}: parallel rows: bitwise equal to serial; last_threads is each" in done
+        assert f"rank {r}: y and x the same array on rank 0: ArgumentError" in done
+        assert f"rank {r}: read-only x, rowptr, col and A: bitwise equal to the serial" in done
         assert f"rank {r}: a positional argument on the last rank: ArgumentError" in done
         assert f"rank {r}: an unchecked plan keeps the index arrays its key addresses: True" in done
     if ranks > 1:
@@ -414,8 +416,10 @@ class _Comm:
 
     def allgather(self, value: object) -> list[object]:
         assert self.pieces is not None
-        if isinstance(value, int):
-            return [len(p) for p in self.pieces]  # type: ignore[arg-type]
+        import numpy as np
+
+        if isinstance(value, int):  # each rank's count, as gather sends it (< 0: no vector)
+            return [len(p) if np.ndim(p) == 1 else -1 - np.ndim(p) for p in self.pieces]  # type: ignore[arg-type]
         return list(self.pieces)
 
 
@@ -540,6 +544,52 @@ def test_gather_puts_the_vector_together_in_global_order() -> None:
         spf.mpi.gather(np.ones(1), _Comm(0, 2, [np.ones(1), np.ones(2)]))
 
 
+def test_gather_tells_every_rank_that_one_rank_passed_no_vector() -> None:
+    """gather raised only on the rank whose v_loc was not a vector, before the collective the
+    others were already waiting in (a hang under mpiexec; here the other rank's call put a
+    (1, 2) piece into one entry: a raw numpy ValueError)."""
+    import numpy as np
+
+    pieces = [np.ones(2), np.ones((1, 2))]
+    with pytest.raises(spf.ArgumentError, match=r"rank 1's v_loc must be a vector, got another"):
+        spf.mpi.gather(pieces[0], _Comm(0, 2, pieces))
+    with pytest.raises(spf.ArgumentError, match=r"rank 1's v_loc must be a vector, got shape"):
+        spf.mpi.gather(pieces[1], _Comm(1, 2, pieces))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda c: spf.mpi.owned_rows(3.5, c), "owned_rows: size must be an int >= 0, got 3.5"),
+        (lambda c: spf.mpi.owned_rows(-1, c), "owned_rows: size must be an int >= 0, got -1"),
+        (lambda c: spf.mpi.owned_rows(4, c, block=0), "owned_rows: block must be an int >= 1"),
+        (lambda c: spf.mpi.gather([1.0], c, block=0), "gather: block must be an int >= 1"),
+    ],
+)
+def test_owned_rows_and_gather_name_a_bad_size_or_block(
+    call: Callable[[object], object], message: str
+) -> None:
+    """A float size, a negative one and block=0 gave a raw TypeError, an empty result and a
+    ZeroDivisionError / ValueError."""
+    import numpy as np
+
+    with pytest.raises(spf.ArgumentError, match=re.escape(message)):
+        call(_Comm(0, 1, [np.ones(1)]))
+
+
+def test_scatter_csr_refuses_a_complex_matrix_and_a_float_index_dtype() -> None:
+    """A complex matrix lost its imaginary parts (numpy's ComplexWarning only) and
+    index_dtype="float64" gave float index arrays."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    matrix = sp.csr_array(np.eye(3) * (1 + 2j))
+    with pytest.raises(spf.ArgumentError, match="expected a real matrix"):
+        spf.mpi.scatter_csr(matrix, _Comm(0, 1))
+    with pytest.raises(spf.ArgumentError, match="an integer index_dtype"):
+        spf.mpi.scatter_csr(sp.csr_array(np.eye(3)), _Comm(0, 1), index_dtype="float64")
+
+
 def test_scalar_statements_and_reductions_split_the_computation_into_phases() -> None:
     from spf.distributed.analysis import analyse
 
@@ -569,3 +619,194 @@ def test_a_statement_outside_the_loop_touching_a_vector_is_refused() -> None:
     comp.add_stmt(spf.Stmt("$x$(0) = 2.0;", "{[c]: c = 0}", "{[c] -> [1, c]}"))
     with pytest.raises(CodegenError, match="keep statements outside it to scalars"):
         comp.distribute_rows("i", data={"x": 0})
+
+
+@pytest.mark.parametrize(
+    ("stmt", "what"),
+    [
+        ("$s$() = fmax($s$(), $x$(i));", "with a max"),
+        ("$s$() = fmin($s$(), $x$(i));", "with a min"),
+        ("$s$() *= $x$(i);", "with a product"),
+        ("$s$() /= $x$(i);", "with a product"),
+    ],
+)
+def test_a_max_min_or_product_into_a_replicated_scalar_is_refused(stmt: str, what: str) -> None:
+    """The executor zeroes each rank's accumulator and sums the ranks' values (MPI_SUM):
+    a max (the infinity norm), a min or a product came out as the sum of the ranks' partial
+    results (2 ranks, fmax over x = 0.5..5: 6.5 instead of 5.0)."""
+    comp = spf.Computation("norm")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("s", "double", shape=())
+    comp.add_stmt(spf.Stmt(stmt, "{[i]: 0 <= i < N}", "{[i] -> [0, i]}"))
+    with pytest.raises(CodegenError, match=re.escape(f"accumulates into the replicated s {what}")):
+        comp.distribute_rows("i", data={"x": 0})
+
+
+def _reads_a_sum(first: str, second: str, same_nest: bool) -> spf.Computation:
+    comp = spf.Computation("partial")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("h", "double", shape=(2,))
+    comp.add_stmt(spf.Stmt(first, "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}"))
+    root = 0 if same_nest else 1
+    comp.add_stmt(spf.Stmt(second, "{[i]: 0 <= i < N}", f"{{[i] -> [{root}, i, 1]}}"))
+    return comp
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "reader"),
+    [
+        ("$h$(0) += $h$(1) * $x$(i);", "$y$(i) = $x$(i);", "s0"),  # another entry of the sum
+        ("$h$(0) += $x$(i);", "$y$(i) = $h$(0);", "s1"),  # a running sum
+        ("$h$(0) += $x$(i);", "$y$(i) = $h$(1) * $x$(i);", "s1"),
+    ],
+)
+def test_a_scalar_read_in_the_loop_nest_that_sums_into_it_is_refused(
+    first: str, second: str, reader: str
+) -> None:
+    """Each rank's accumulator starts its phase at zero: a read of it in the nest that sums
+    into it read 0 or the rank's partial sum (h(0) = 1 where one process has 56)."""
+    with pytest.raises(CodegenError, match=f"{reader} reads h in the loop nest in which s0"):
+        _reads_a_sum(first, second, same_nest=True).distribute_rows("i", data={"x": 0, "y": 0})
+
+
+def test_a_scalar_read_before_a_later_nest_sums_into_it_reads_its_value_on_entry() -> None:
+    """``y(i) = h(0) * x(i)`` then, in a later nest, ``h(0) += x(i)``: the phase zeroed h
+    before the first nest ran, so y was 0 on every rank; the sum now starts a phase of its
+    own."""
+    from spf.distributed.analysis import analyse
+
+    comp = _reads_a_sum("$y$(i) = $h$(0) * $x$(i);", "$h$(0) += $x$(i);", same_nest=False)
+    comp.distribute_rows("i", data={"x": 0, "y": 0})
+    assert comp.distribution is not None
+    phases = analyse(comp, comp.distribution).phases
+    assert [(p.stmts, p.reductions) for p in phases] == [(("s0",), ()), (("s1",), ("h",))]
+    src = comp.codegen("mpi")
+    assert src.index("phase 0: rows that read no ghost") < src.index("h[spf_q] = 0;")
+
+
+@pytest.mark.parametrize(
+    ("target", "domain"),
+    [
+        ("$d$(t) += $x$(i) * (t + 1);", "{[i,t]: 0 <= i < N && 0 <= t < 3}"),
+        ("$d$(N - 1) += $x$(i);", "{[i]: 0 <= i < N}"),
+    ],
+)
+def test_a_write_into_a_vector_that_is_not_distributed_at_no_row_is_refused(
+    target: str, domain: str
+) -> None:
+    """``d(t) += x(i) * (t + 1)`` (three dot products at once) left each rank with its own
+    rows' part of d (2 ranks, x = 0..6: [6, 12, 18] and [15, 30, 45] where one process has
+    [21, 42, 63]), no error; only scalars at constant indices are summed over the ranks."""
+    comp = spf.Computation("several_dots")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("d", "double", shape=(3,))
+    comp.add_stmt(spf.Stmt(target, domain))
+    with pytest.raises(CodegenError, match=r"at an index that does not depend on the rows"):
+        comp.distribute_rows("i", data={"x": 0})
+
+
+def test_rank_local_writes_indexed_through_the_rows_stay_allowed() -> None:
+    """A temporary of the rank's nonzeros (``w(k)``, k bounded by ``rowptr(i)``) is the
+    rank's own, as A is."""
+    comp = spf.kernels.spmv_csr()
+    comp.add_data_space("w", "double", shape=("NNZ",))
+    comp.add_stmt(
+        spf.Stmt(
+            "$w$(k) = $A$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [1, i, k, j]}",
+        )
+    )
+    comp.distribute_rows("i", data={"y": 0, "x": 0})
+
+
+@pytest.mark.parametrize(
+    ("source", "domain", "message"),
+    [
+        ("$y$(i) = i * 1.0;", "{[i]: 0 <= i < N}", "s0 uses i as a value"),
+        ("$y$(i) = $x$(i) * (i + 1);", "{[i]: 0 <= i < N}", "s0 uses i as a value"),
+        ("if (i == 0) $y$(i) = 5.0;", "{[i]: 0 <= i < N}", "s0 uses i as a value"),
+        ("$y$(i) = $x$(i);", "{[i]: 1 <= i < N - 1}", "constrains i by '1 <= i'"),
+        ("$y$(i) = $x$(i);", "{[i]: 0 <= i < N && i % 2 = 0}", "constrains i by"),
+        ("$y$(i) = $x$(i) * p;", "{[i,p]: 0 <= i < N && p = i}", "s0 uses p as a value"),
+    ],
+)
+def test_the_rows_local_number_used_as_a_value_or_bound_is_refused(
+    source: str, domain: str, message: str
+) -> None:
+    """Each rank runs its rows numbered from 0: ``y(i) = i * 1.0`` gave [0..4, 0..4] on
+    2 ranks of 10 rows instead of 0..9, ``if (i == 0)`` ran on every rank's first row and
+    ``1 <= i < N - 1`` left out every rank's first and last row, with no error."""
+    comp = spf.Computation("by_row")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt(source, domain))
+    with pytest.raises(CodegenError, match=re.escape(message)):
+        comp.distribute_rows("i", data={"y": 0, "x": 0})
+
+
+def test_every_built_in_format_uses_its_rows_only_as_rows() -> None:
+    from spf.formats import BCSR, BDIA, COO, CSC, CSR, DIA, ELL, SELL
+
+    for fmt in (CSR, ELL, SELL(4, 8), COO, CSC, DIA, BDIA(4), BCSR(2, 2)):
+        assert spf.mpi.spmv(fmt).distribution is not None
+
+
+def test_a_row_count_used_as_a_value_or_another_iterators_bound_is_refused() -> None:
+    """N is each rank's count of rows inside the distributed computation: ``y(i) = x(i) / N``
+    divided by 5 on 2 ranks of 10 rows, and a mean ``m() = s() / N`` outside the loop came
+    out 11.0 instead of 5.5, with no error."""
+
+    def comp(extra: list[tuple[str, str, str]]) -> spf.Computation:
+        c = spf.Computation("counts")
+        c.add_data_space("y", "double", shape=("N",))
+        c.add_data_space("x", "double", shape=("N",))
+        c.add_data_space("w", "double", shape=(8,))
+        for name in ("s", "m"):
+            c.add_data_space(name, "double", shape=())
+        for source, domain, schedule in extra:
+            c.add_stmt(spf.Stmt(source, domain, schedule))
+        return c
+
+    rows = "{[i]: 0 <= i < N}"
+    for extra, message in (
+        ([("$y$(i) = $x$(i) / N;", rows, "{[i] -> [0, i, 0]}")], "s0 uses N as a value"),
+        (
+            [
+                ("$s$() += $x$(i);", rows, "{[i] -> [0, i, 0]}"),
+                ("$m$() = $s$() / N;", "{[c]: c = 0}", "{[c] -> [1, c, 0]}"),
+            ],
+            "s1 uses N as a value",
+        ),
+        (
+            [("$y$(i) += $w$(t);", "{[i,t]: 0 <= i < N && 0 <= t < N}", "{[i,t] -> [0,i,t]}")],
+            "the domain of s0 bounds t by",
+        ),
+    ):
+        with pytest.raises(CodegenError, match=re.escape(message)):
+            comp(extra).distribute_rows("i", data={"y": 0, "x": 0})
+
+
+def test_a_parallel_reduction_keeps_its_option_in_the_ranks_local_computation() -> None:
+    """The local computation re-applied parallelize(loop) without the reduction option, so
+    a distributed dot product parallelized with reduction='atomic' was refused with a
+    message asking for exactly that option. A privatized accumulation through an index
+    array (A^T x) is refused instead: its per-thread copies span the declared extent of y,
+    where a rank holds the compact buffer of its entries and ghosts (the merge wrote past it)."""
+    comp = kernels.spmv_csr()
+    comp.add_data_space("w", "double", shape=("N",))
+    comp.add_data_space("s", "double", shape=())
+    comp.add_stmt(spf.Stmt("$s$() += $y$(i) * $w$(i);", "{[i]: 0 <= i < N}", "{[i]->[1,i,0,0]}"))
+    comp.stmts[1].parallelize("i", reduction="atomic")
+    comp.distribute_rows("i", data={"y": 0, "x": 0, "w": 0})
+    assert "#pragma omp atomic" in comp.codegen("mpi")
+    atx = kernels.spmtv_csr()
+    atx.stmts[0].parallelize("i", reduction="atomic")
+    atx.distribute_rows("i", data={"y": 0, "x": 0})
+    assert "#pragma omp atomic" in atx.codegen("mpi")
+    private = kernels.spmtv_csr()
+    private.stmts[0].parallelize("i", reduction="privatize")
+    private.distribute_rows("i", data={"y": 0, "x": 0})
+    with pytest.raises(CodegenError, match=r"reduction='privatize'.*use parallelize\('i', reduc"):
+        private.codegen("mpi")

@@ -433,6 +433,24 @@ def repeated_calls() -> None:
     expect_error("x reshaped in place on rank 0 after repeated calls", reshaped)
     x.shape = (x.size,)
 
+    def aliased() -> None:
+        k(comm=COMM, y=x if RANK == 0 else y, x=x, **args)  # restrict, and x is read
+
+    expect_error("y and x the same array on rank 0", aliased)
+    # an input only read may be read-only (the executor's compact buffers are its own)
+    frozen = {**args, "x": x.copy()}
+    for value in frozen.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    y[:] = 0.0
+    k(comm=COMM, y=y, x=frozen["x"], **{a: v for a, v in frozen.items() if a != "x"})
+    want = np.zeros(mine.size)  # this rank's rows (col was changed in place above)
+    serial(kernels.spmv_csr(), y=want, x=x_all, **{**args, "N": mine.size})
+    report(
+        "read-only x, rowptr, col and A: bitwise equal to the serial kernel",
+        bool(np.array_equal(y, want)),
+    )
+
 
 def parallel_rows() -> None:
     """A distributed kernel whose rows run in an OpenMP parallel loop: bitwise equal to the

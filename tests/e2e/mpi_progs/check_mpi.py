@@ -114,6 +114,24 @@ def check_blur(nl: int, w: int, tiramisu_order: bool = False) -> None:
     else:
         assert np.all(out1 == -1.0), "a rank outside the distributed loop ran it"
     ok(f"blur P=1 nl={nl} w={w}")
+    # a bad argument on the last rank raises on every rank (the others used to wait forever
+    # for the halo rows it never sent)
+    bad = a.astype(np.float32) if RANK == SIZE - 1 else a
+    expect_error(
+        lambda: kernel(comm=COMM, a=bad, bx=bx, out=out, P=SIZE, NL=nl, W=w), "got float32"
+    )
+    ok(f"blur float32 on the last rank: ArgumentError on every rank nl={nl} w={w}")
+    # P - 1 on the last rank: it would skip the halo its neighbour waits for (a hang)
+    fewer = SIZE - (RANK == SIZE - 1)
+    expect_error(
+        lambda: kernel(comm=COMM, a=a, bx=bx, out=out, P=fewer, NL=nl, W=w),
+        "different values of parameter P",
+    )
+    ok(f"blur P - 1 on the last rank: ArgumentError on every rank nl={nl} w={w}")
+    # check=False makes no agreement (no blocking collective) and gives the same rows
+    again = np.full((nl, w), -1.0)
+    kernel(comm=COMM, a=a, bx=bx, out=again, P=SIZE, NL=nl, W=w, check=False)
+    assert np.array_equal(again, out), f"blur {nl}x{w}: check=False differs"
 
 
 def check_spmv(n: int, m: int, index_dtype: str) -> None:
