@@ -5,7 +5,9 @@ The temporary must be written by one statement that is a plain assignment
 ``$t$(i, j, ...) = e;`` indexed by its own iterators (one instance per element), and only
 read elsewhere; nothing the producer reads may be written by another statement (so ``e``
 has the same value wherever it is substituted). Each read ``t(f(x))`` in a consumer becomes
-``(e)`` with the producer's iterators replaced by ``f(x)``; every read must fall inside the
+``(e)`` with the producer's iterators replaced by ``f(x)``, cast to ``t``'s element type
+unless ``e`` has that type (the conversion the assignment made,
+:mod:`spf.computation.value_types`); every read must fall inside the
 elements the producer writes, after the producer writes them (no anti dependence from a
 consumer to the producer). The producer and the data space disappear; consumers keep
 their names, schedules and tags.
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.computation.access import iterator_names
 from spf.computation.statement import Stmt
+from spf.computation.value_types import converted
 from spf.errors import IllegalScheduleError, ScheduleError, UndeclaredError
 from spf.ir.source.render_c import source_access
 
@@ -53,6 +56,7 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
             f"'${name}$(...) = e;', got {producer.source.strip()!r}"
         )
     written, value = found
+    value = converted(comp, name, value)  # what the assignment stores: t's type
     if sorted(written.indices) != sorted(its) or len(set(written.indices)) != len(its):
         raise ScheduleError(
             f"inline({name!r}): {producer.name} must write {name}(...) indexed by "
