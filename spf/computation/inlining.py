@@ -30,9 +30,10 @@ if TYPE_CHECKING:
 
 def inline_data_space(comp: Computation, name: str) -> list[str]:
     """Inline temporary ``name``; returns the names of the rewritten consumers."""
-    if name not in comp.data_spaces:
-        raise UndeclaredError("data space", name, comp.data_spaces)
+    if not isinstance(name, str) or name not in comp.data_spaces:
+        raise UndeclaredError("data space", str(name), comp.data_spaces)
     _check_unnamed(comp, name)
+    _check_not_called(comp, name)
     writers = [s for s in comp.stmts if any(ds == name for ds, _ in s.writes)]
     readers = [s for s in comp.stmts if any(ds == name for ds, _ in s.reads)]
     if len(writers) != 1:
@@ -149,6 +150,22 @@ def _check_covered(producer: Stmt, reader: Stmt, name: str) -> None:
                 f"inline({name!r}): {reader.name} reads elements of {name} that "
                 f"{producer.name} does not write ({rel.apply(reader.domain)} is not within "
                 f"{produced})"
+            )
+
+
+def _check_not_called(comp: Computation, name: str) -> None:
+    """A run-time index array read through its UF (``x(p(i))``, a bound ``p(i)``) cannot be
+    inlined: only its ``$p$(...)`` reads would be replaced, and the UF calls left behind would
+    read an input array in place of the values the producer computed."""
+    for s in comp.stmts:
+        relations = [s.domain, s.schedule, *(r for _, r in (*s.reads, *s.writes))]
+        called = {c.split("(", 1)[0] for r in relations for c in r.uf_calls}
+        called |= {uf for uf, _ in s.parsed.uf_calls}
+        if name in called:
+            raise ScheduleError(
+                f"inline({name!r}): {s.name} reads the run-time index array {name} as "
+                f"{name}(...) (a UF), which inlining cannot replace by the value "
+                f"{name!r} holds; keep {name!r}"
             )
 
 
