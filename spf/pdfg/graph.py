@@ -2,7 +2,7 @@
 
 Nodes: statements (``kind="stmt"``, with ``domain``, ``loops``, ``source`` and ``order``, the
 position in execution order) and data spaces (``kind="data"``; id ``data:<name>`` when a
-statement has the same name; with parameter values, ``removable_by`` lists the
+statement has the same name, for buffers as for data spaces; with parameter values, ``removable_by`` lists the
 operations that would remove a temporary, see :mod:`spf.computation.temporaries`). Edges:
 ``read`` (data space -> statement), ``write`` (statement -> data space), each with
 ``access`` (the relation, as text), and ``dependence`` (source -> sink statement) with
@@ -90,9 +90,10 @@ def _add_nodes(g: nx.DiGraph[str], comp: GraphSubject) -> None:
         if placed is not None:  # store_in, storage_fold: its elements live in a buffer
             g.nodes[data_id(comp, name)]["stored_in"] = placed.buffer
     for name, b in comp.buffers.items():
-        if name not in g:
+        node = data_id(comp, name)  # a buffer named like a statement: data:<name>
+        if node not in g:
             shape = "".join(f"[{d}]" for d in b.shape)
-            g.add_node(name, kind="data", name=name, type=f"{b.dtype}{shape} ({b.scope} buffer)")
+            g.add_node(node, kind="data", name=name, type=f"{b.dtype}{shape} ({b.scope} buffer)")
 
 
 def _add_dependences(g: nx.DiGraph[str], comp: GraphSubject) -> dict[tuple[str, int], list[str]]:
