@@ -11,7 +11,7 @@ statement has the same name, for buffers as for data spaces; with parameter valu
 (``dep_kind`` joined with ``,``). The loops of the current schedule, in execution order, are
 kept in ``graph.graph["nests"]`` (:mod:`spf.pdfg.loops`) and the statements in that order in
 ``graph.graph["order"]``. A data space placed in a buffer (``store_in``, ``storage_fold``) has
-``stored_in``, the buffer's node. With parameter values, sizes are added
+``stored_in``, the buffer's name. With parameter values, sizes are added
 (:mod:`spf.pdfg.annotate`)."""
 
 from __future__ import annotations
