@@ -993,8 +993,11 @@ class Computation:
 
         if not isinstance(callee, Computation):
             raise ArgumentError(f"append_computation expects a Computation, got {callee!r}")
-        if isinstance(args, str):
-            raise ArgumentError("append_computation: args is a list of argument texts, not a str")
+        if isinstance(args, str) or not isinstance(args, (Sequence, Mapping)):
+            raise ArgumentError(
+                "append_computation: args is a list of argument texts (or a mapping from the "
+                f"callee's data spaces to them), got {type(args).__name__}"
+            )
         return append_computation(self, callee, domain, schedule, args)
 
     def replace_data_space_name(self, old: str, new: str) -> None:

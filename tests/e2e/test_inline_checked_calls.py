@@ -118,3 +118,11 @@ def test_a_callee_s_run_time_index_array_is_bound_by_name_or_refused(tmp_path: P
     b = np.zeros(5)
     main.compile(cache_dir=str(tmp_path))(a=np.arange(5.0), b=b, N=5)
     assert b.tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("args", [None, (a for a in ["x", "2.0"]), "x", 3])
+def test_args_that_are_no_list_nor_mapping_are_refused(args: object) -> None:
+    main = spf.Computation("main")
+    main.add_data_space("x", "double", shape=("n",))
+    with pytest.raises(spf.ArgumentError, match="args is a list of argument texts"):
+        main.append_computation(scale(), "{[]}", "{[]->[0]}", args)  # type: ignore[arg-type]
