@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
+from spf.clang import NUMPY_OF_C
 from spf.computation.access import iterator_names
 from spf.computation.inline_values import (
     constant_values,
@@ -251,6 +252,7 @@ def _bind_arguments(
                     f"must be a data space of {caller.name} "
                     f"(known: {', '.join(sorted(caller.data_spaces)) or 'none'}), got {arg!r}"
                 )
+            _check_element_type(caller, p, arg, where)
             rename[p.name] = arg
         elif (
             p.name in values
@@ -266,6 +268,18 @@ def _bind_arguments(
     for name in callee.data_spaces:
         rename.setdefault(name, prefix + name)
     return rename, assigns
+
+
+def _check_element_type(caller: Computation, p: DataSpace, arg: str, where: str) -> None:
+    """A data space bound by reference holds the elements the callee's statements store:
+    C refuses a ``double*`` parameter given an ``int`` array, and so does inlining (its
+    statements would store converted values)."""
+    theirs, ours = p.ctype.removesuffix("*").strip(), caller.data_spaces[arg].ctype
+    if NUMPY_OF_C.get(theirs, theirs) != NUMPY_OF_C.get(ours, ours):
+        raise ArgumentError(
+            f"{where}: {p.name!r} holds {theirs} elements ({p.type_text}), but its argument "
+            f"{arg!r} of {caller.name} holds {ours}; pass a data space of {theirs}"
+        )
 
 
 def _check_scalar_result(

@@ -43,7 +43,8 @@ def converted(comp: Computation, name: str, value: cx.Expr) -> cx.Expr:
     ctype = comp.data_spaces[name].ctype.removesuffix("*").strip()
     if value_type(comp, value) == _numpy(ctype):
         return value
-    return cx.Cast(ctype, value)
+    return cx.Cast("_Bool" if ctype == "bool" else ctype, value)  # C99 has no bool unless
+    # <stdbool.h> is included, which generated code does only for bool data spaces
 
 
 def value_type(comp: Computation, e: cx.Expr) -> str | None:

@@ -126,3 +126,13 @@ def test_args_that_are_no_list_nor_mapping_are_refused(args: object) -> None:
     main.add_data_space("x", "double", shape=("n",))
     with pytest.raises(spf.ArgumentError, match="args is a list of argument texts"):
         main.append_computation(scale(), "{[]}", "{[]->[0]}", args)  # type: ignore[arg-type]
+
+
+def test_an_array_of_other_elements_is_refused_as_c_refuses_it() -> None:
+    main = spf.Computation("main")
+    main.add_data_space("k", "int32_t", shape=("n",))
+    main.add_data_space("f", "float", shape=("n",))
+    for array in ("k", "f"):  # scale(k, 2.5) stored 2.5 * k truncated into k
+        with pytest.raises(spf.ArgumentError, match=f"argument '{array}' of main holds"):
+            main.append_computation(scale(), "{[]}", "{[]->[0]}", [array, "2.5"])
+    assert main.stmts == ()
