@@ -34,6 +34,11 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
         raise UndeclaredError("data space", str(name), comp.data_spaces)
     _check_unnamed(comp, name)
     _check_not_called(comp, name)
+    if name in comp.return_values:
+        raise ScheduleError(
+            f"inline({name!r}): {name} is a return value of {comp.name}, which a caller "
+            f"reads after the call (append_computation returns it); keep {name!r}"
+        )
     writers = [s for s in comp.stmts if any(ds == name for ds, _ in s.writes)]
     readers = [s for s in comp.stmts if any(ds == name for ds, _ in s.reads)]
     if len(writers) != 1:

@@ -33,3 +33,18 @@ def test_an_index_array_read_through_its_uf_is_not_inlined() -> None:
 def test_a_data_space_that_is_not_a_name_is_undeclared(name: object) -> None:
     with pytest.raises(spf.UndeclaredError, match="unknown data space"):
         reversed_gather().pdfg().inline(name)  # type: ignore[arg-type]
+
+
+def test_a_return_value_is_not_inlined() -> None:
+    comp = spf.Computation("twice")
+    comp.add_parameter("x", "double*")
+    comp.add_data_space("t", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$t$(i) = $x$(i) * 2;", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    comp.add_stmt(spf.Stmt("$y$(i) = $t$(i) + 1;", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+    comp.add_return_value("t")
+    # inlined, t stayed a return value: append_computation returned '_i0_t', which no
+    # data space of the caller was
+    with pytest.raises(spf.ScheduleError, match="return value of twice"):
+        comp.pdfg().inline("t")
+    assert "t" in comp.data_spaces
