@@ -6,7 +6,9 @@ truncates ``x(i) * 2.5``, a ``float`` one rounds a double, a ``double`` one turn
 of ``t`` must keep that conversion, so the substituted value is ``(T)(e)`` unless ``e``
 already has ``t``'s type. The type of ``e`` is worked out with C's rules (literals, the
 accessed data spaces, integer promotion and the usual arithmetic conversions, casts, the
-math functions); where a rule is not covered it is unknown, and the cast is kept.
+math functions); where a rule is not covered it is unknown, and the cast is kept. A ``bool``
+temporary's value is ``(e) != 0`` (what the conversion stores, without naming a type that C99
+has only from ``<stdbool.h>`` and C++ spells differently).
 """
 
 from __future__ import annotations
@@ -43,8 +45,10 @@ def converted(comp: Computation, name: str, value: cx.Expr) -> cx.Expr:
     ctype = comp.data_spaces[name].ctype.removesuffix("*").strip()
     if value_type(comp, value) == _numpy(ctype):
         return value
-    return cx.Cast("_Bool" if ctype == "bool" else ctype, value)  # C99 has no bool unless
-    # <stdbool.h> is included, which generated code does only for bool data spaces
+    if ctype == "bool":  # (e) != 0 is the value (bool)(e) stores, written without the bool
+        # type: C99 has it only from <stdbool.h>, C++ (CUDA, HLS) has no _Bool
+        return cx.Binary("!=", value, cx.Num("0"))
+    return cx.Cast(ctype, value)
 
 
 def value_type(comp: Computation, e: cx.Expr) -> str | None:

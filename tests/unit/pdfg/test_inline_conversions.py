@@ -31,7 +31,7 @@ CASES = [
     ("float", "$x$(i) / 3.0", "$y$(i) = $t$(i) * 3.0 - $x$(i);"),  # rounded to float
     ("uint8_t", "300 + i", "$y$(i) = $t$(i);"),  # wraps around
     ("int64_t", "$x$(i) > 0.5 ? 7 : -7", "$y$(i) = $t$(i) / 2;"),
-    ("bool", "$x$(i) - 0.5", "$y$(i) = $t$(i) * 1.0;"),  # (_Bool): C99 without <stdbool.h>
+    ("bool", "$x$(i) - 0.5", "$y$(i) = $t$(i) * 1.0;"),  # (e) != 0: no bool type in C99
 ]
 
 
