@@ -29,7 +29,13 @@ from spf.computation.inline_values import (
     substituted_set,
 )
 from spf.computation.statement import Stmt
-from spf.errors import ArgumentError, ArityError, ScheduleError, SpfError
+from spf.errors import (
+    ArgumentError,
+    ArityError,
+    IllegalScheduleError,
+    ScheduleError,
+    SpfError,
+)
 from spf.ir.source.render_c import source_access
 from spf.sets import Relation, Set
 
@@ -66,6 +72,7 @@ def append_computation(
             f"append a copy of it ({caller.name}.clone())"
         )
     _check_inlinable(callee, where)
+    _check_callee_order(callee, where)
     outer = domain if isinstance(domain, Set) else Set(domain)
     outer_sched = schedule if isinstance(schedule, Relation) else Relation(schedule)
     if outer_sched.in_arity != outer.arity:
@@ -199,6 +206,31 @@ def _check_inlinable(callee: Computation, where: str) -> None:
                 "cannot be inlined (it would be dropped); append a computation without it "
                 "and add the operation to the caller after the call"
             )
+
+
+def _check_callee_order(callee: Computation, where: str) -> None:
+    """The callee's current schedules become the caller's program order: they must keep the
+    callee's meaning. A fusion of sparse kernels kept for a wavefront (or run as one) breaks
+    dependences that only the wavefront's inspector orders; inlined, that order would be
+    the program's and the broken dependences would be lost."""
+    from spf.analysis.dependences import broken_until_run_time
+
+    dep = broken_until_run_time(callee.ir)
+    if dep is not None:
+        raise IllegalScheduleError(
+            f"{where}: the schedule of {callee.name} runs kernels fused into one loop in an "
+            f"order that breaks the {dep.kind} dependence on {dep.data_space!r} from "
+            f"{dep.source} to {dep.sink}, which only a wavefront orders at run time; inlined, "
+            "that order would become the program's: append the kernels before fusing them, "
+            "and fuse them in the caller"
+        )
+    try:
+        callee.check_legality()
+    except IllegalScheduleError as err:
+        raise IllegalScheduleError(
+            f"{where}: the schedule of {callee.name} is not legal, and inlined it would become "
+            f"the program's order: {err}"
+        ) from None
 
 
 def _check_index_arrays(

@@ -61,3 +61,22 @@ def test_kernels_fused_legally_still_interpret() -> None:
     comp.interpret(x=x, z=z, b=np.ones(16), **args)
     assert np.array_equal(x, want_x)
     assert np.array_equal(z, want_z)
+
+
+@pytest.mark.parametrize("wavefront", [False, True])
+def test_fused_kernels_are_not_appended_as_a_program_order(wavefront: bool) -> None:
+    # the callee's current schedules become the caller's program order: inlined, the fused
+    # order lost the dependence the wavefront orders and the caller compiled a wrong y
+    fused = solve_then_mv()
+    fused.fuse("s2", "s3", 1)
+    if wavefront:
+        fused.wavefront("_i0_i")
+    caller = spf.Computation("caller")
+    for name in ("x", "b", "y"):
+        caller.add_data_space(name, "double", shape=("N",))
+    caller.add_data_space("A", "double", shape=("NNZ",))
+    with pytest.raises(spf.IllegalScheduleError, match="append the kernels before fusing"):
+        caller.append_computation(
+            fused, "{[]}", "{[]->[0]}", {"x": "x", "b": "b", "y": "y", "A": "A"}
+        )
+    assert caller.stmts == ()
