@@ -872,6 +872,23 @@ def _check_order(
         )
 
 
+def broken_until_run_time(ir: ComputationIR) -> Dependence | None:
+    """The first dependence the static schedule of ``ir`` breaks that only a wavefront's
+    inspector orders (kernels fused into one loop: :func:`run_time_ordered`, or a fusion
+    ``comp.fuse`` keeps for a wavefront still to come), None when there is none. The
+    reference interpreter, which runs the schedule's order, refuses such a computation."""
+    if _all_in_program_order(ir) or not any("(" in str(s.domain) for s in ir.parsed_stmts):
+        return None  # such fusions go through index arrays
+    deps = compute_dependences(ir, private=not _uses_private_memory(ir))
+    context = _violation_context(ir)
+    for dep in deps:
+        if dep.storage or _remembered_violation(ir, dep, context) is None:
+            continue
+        if run_time_ordered(ir, dep) or wavefront_could_order(ir, dep) or splits_kernel(ir, dep):
+            return dep
+    return None
+
+
 def _violation_context(ir: ComputationIR) -> object:
     """What every :func:`violation` depends on besides the dependence and its statements."""
     return ("violation", ir.schedule_width, ir.assumptions, ir.ufs)

@@ -19,6 +19,7 @@ from spf.errors import (
     ArgumentError,
     ArityError,
     CodegenError,
+    IllegalScheduleError,
     ScheduleError,
     SpfError,
     UndeclaredError,
@@ -956,8 +957,18 @@ class Computation:
             raise ArgumentError.positional(
                 f"interpret({self._name})", len(positional), "interpret", names
             )
+        from spf.analysis.dependences import broken_until_run_time
         from spf.runtime.interpret import interpret
 
+        dep = broken_until_run_time(self.ir)
+        if dep is not None:
+            raise IllegalScheduleError(
+                f"interpret({self._name}): the schedule runs kernels fused into one loop in "
+                f"an order that breaks the {dep.kind} dependence on {dep.data_space!r} from "
+                f"{dep.source} to {dep.sink}, which a wavefront's inspector orders at run time "
+                "and the interpreter (schedule order) does not: interpret the computation "
+                "before the fusion, or run the compiled kernel"
+            )
         interpret(self.ir, arrays)
 
     @property
@@ -982,8 +993,11 @@ class Computation:
 
         if not isinstance(callee, Computation):
             raise ArgumentError(f"append_computation expects a Computation, got {callee!r}")
-        if isinstance(args, str):
-            raise ArgumentError("append_computation: args is a list of argument texts, not a str")
+        if isinstance(args, str) or not isinstance(args, (Sequence, Mapping)):
+            raise ArgumentError(
+                "append_computation: args is a list of argument texts (or a mapping from the "
+                f"callee's data spaces to them), got {type(args).__name__}"
+            )
         return append_computation(self, callee, domain, schedule, args)
 
     def replace_data_space_name(self, old: str, new: str) -> None:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
+from spf.clang import NUMPY_OF_C
 from spf.computation.access import iterator_names
 from spf.computation.inline_values import (
     constant_values,
@@ -27,7 +29,13 @@ from spf.computation.inline_values import (
     substituted_set,
 )
 from spf.computation.statement import Stmt
-from spf.errors import ArgumentError, ArityError, ScheduleError
+from spf.errors import (
+    ArgumentError,
+    ArityError,
+    IllegalScheduleError,
+    ScheduleError,
+    SpfError,
+)
 from spf.ir.source.render_c import source_access
 from spf.sets import Relation, Set
 
@@ -57,6 +65,14 @@ def append_computation(
     args: Sequence[str] | Mapping[str, str] = (),
 ) -> AppendResult:
     where = f"append_computation({callee.name})"
+    if callee is caller:
+        raise ArgumentError(
+            f"{where}: {caller.name} cannot be appended into itself: a function calling "
+            "itself (recursion) cannot be inlined; to add a second copy of its statements, "
+            f"append a copy of it ({caller.name}.clone())"
+        )
+    _check_inlinable(callee, where)
+    _check_callee_order(callee, where)
     outer = domain if isinstance(domain, Set) else Set(domain)
     outer_sched = schedule if isinstance(schedule, Relation) else Relation(schedule)
     if outer_sched.in_arity != outer.arity:
@@ -79,8 +95,33 @@ def append_computation(
     bound = {p.name for p in params if p.pointer}
     its = list(iterator_names(outer))
     values = constant_values(caller, callee, params, args, bound, its, where)
+    with _all_or_nothing(caller, where):
+        return _append(caller, callee, outer, outer_fn, params, args, values, where)
+
+
+def _append(
+    caller: Computation,
+    callee: Computation,
+    outer: Set,
+    outer_fn: tuple[str, ...],
+    params: list[DataSpace],
+    args: Sequence[str],
+    values: Mapping[str, str],
+    where: str,
+) -> AppendResult:
+    """The additions to ``caller`` (undone by the caller's ``_all_or_nothing`` if one is
+    refused)."""
     prefix = _fresh_prefix(caller)
     rename, assigns = _bind_arguments(caller, callee, params, args, prefix, values, where)
+    _check_index_arrays(caller, callee, rename, where)
+    for name, ctype in callee.constants.items():  # declared constants keep their names
+        if name not in caller.constants:
+            caller.add_constant(name, ctype)
+        elif caller.constants[name] != ctype:
+            raise ArgumentError(
+                f"{where}: {callee.name} declares the constant {name!r} as {ctype}, "
+                f"{caller.name} as {caller.constants[name]}; declare it alike in both"
+            )
     for uf in callee.ufs.values():
         if uf.name not in caller.ufs:
             caller.declare_uf(
@@ -127,6 +168,86 @@ def _by_name(
     return params, [args[p.name] for p in params]
 
 
+@contextmanager
+def _all_or_nothing(caller: Computation, where: str) -> Iterator[None]:
+    """Undo every addition to ``caller`` (data spaces, UFs, constants, assumptions,
+    statements) when the block raises: a refused call adds nothing."""
+    saved = (
+        dict(caller._data),
+        dict(caller._ufs),
+        dict(caller._constants),
+        list(caller._assumptions),
+        list(caller._stmts),
+        vars(caller).get("_inline_count"),
+    )
+    try:
+        yield
+    except BaseException as err:
+        caller._data, caller._ufs, caller._constants = saved[0], saved[1], saved[2]
+        caller._assumptions, caller._stmts = saved[3], saved[4]
+        if saved[5] is None:
+            vars(caller).pop("_inline_count", None)
+        else:
+            caller._inline_count = saved[5]  # type: ignore[attr-defined]
+        if isinstance(err, SpfError):
+            err.add_note(f"During: {where} (nothing was added to {caller.name})")
+        raise
+
+
+def _check_inlinable(callee: Computation, where: str) -> None:
+    """The callee holds statements only: an operation (a barrier, a host/device copy, a
+    send or receive) has no source to inline and would be lost."""
+    from spf.computation.operations import OperationStmt
+
+    for s in callee.stmts:
+        if isinstance(s, OperationStmt):
+            raise ArgumentError(
+                f"{where}: {callee.name} has the operation {s.name} ({s.describe()}), which "
+                "cannot be inlined (it would be dropped); append a computation without it "
+                "and add the operation to the caller after the call"
+            )
+
+
+def _check_callee_order(callee: Computation, where: str) -> None:
+    """The callee's current schedules become the caller's program order: they must keep the
+    callee's meaning. A fusion of sparse kernels kept for a wavefront (or run as one) breaks
+    dependences that only the wavefront's inspector orders; inlined, that order would be
+    the program's and the broken dependences would be lost."""
+    from spf.analysis.dependences import broken_until_run_time
+
+    dep = broken_until_run_time(callee.ir)
+    if dep is not None:
+        raise IllegalScheduleError(
+            f"{where}: the schedule of {callee.name} runs kernels fused into one loop in an "
+            f"order that breaks the {dep.kind} dependence on {dep.data_space!r} from "
+            f"{dep.source} to {dep.sink}, which only a wavefront orders at run time; inlined, "
+            "that order would become the program's: append the kernels before fusing them, "
+            "and fuse them in the caller"
+        )
+    try:
+        callee.check_legality()
+    except IllegalScheduleError as err:
+        raise IllegalScheduleError(
+            f"{where}: the schedule of {callee.name} is not legal, and inlined it would become "
+            f"the program's order: {err}"
+        ) from None
+
+
+def _check_index_arrays(
+    caller: Computation, callee: Computation, rename: Mapping[str, str], where: str
+) -> None:
+    """A run-time index array the callee computes is read through its UF, whose calls keep
+    their name: it must be bound (by name) to the caller's index array of that name."""
+    for name, ds in callee.data_spaces.items():
+        if ds.index and rename[name] != name:
+            raise ArgumentError(
+                f"{where}: {callee.name} computes the run-time index array {name!r} "
+                f"(index=True) and reads it as the UF {name}(...), which keeps its name: "
+                f"declare {name!r} in {caller.name} (add_data_space or add_local with "
+                f"index=True) and bind it by name, args={{{name!r}: {name!r}, ...}}"
+            )
+
+
 def _fresh_prefix(caller: Computation) -> str:
     taken = set(caller.data_spaces) | {s.name for s in caller.stmts}
     n = getattr(caller, "_inline_count", 0)
@@ -163,6 +284,7 @@ def _bind_arguments(
                     f"must be a data space of {caller.name} "
                     f"(known: {', '.join(sorted(caller.data_spaces)) or 'none'}), got {arg!r}"
                 )
+            _check_element_type(caller, p, arg, where)
             rename[p.name] = arg
         elif (
             p.name in values
@@ -178,6 +300,18 @@ def _bind_arguments(
     for name in callee.data_spaces:
         rename.setdefault(name, prefix + name)
     return rename, assigns
+
+
+def _check_element_type(caller: Computation, p: DataSpace, arg: str, where: str) -> None:
+    """A data space bound by reference holds the elements the callee's statements store:
+    C refuses a ``double*`` parameter given an ``int`` array, and so does inlining (its
+    statements would store converted values)."""
+    theirs, ours = p.ctype.removesuffix("*").strip(), caller.data_spaces[arg].ctype
+    if NUMPY_OF_C.get(theirs, theirs) != NUMPY_OF_C.get(ours, ours):
+        raise ArgumentError(
+            f"{where}: {p.name!r} holds {theirs} elements ({p.type_text}), but its argument "
+            f"{arg!r} of {caller.name} holds {ours}; pass a data space of {theirs}"
+        )
 
 
 def _check_scalar_result(
@@ -241,22 +375,30 @@ class _Plan:
                 shape = tuple(_extent(d, self.values) for d in ds.shape)
                 ds = dataclasses.replace(ds, shape=shape)
             self.caller._add_local(new, ds)
+        firsts = [self._first(stmt) for stmt in self.callee.stmts]
         offset = 0
         last = self.base
         for local, value in assigns:
             self._add(f"${local}$ = {self._value(value)};", "{[]}", "{[] -> [0]}", offset)
             last = self.base + offset
             offset += 1
-        for stmt in self.callee.stmts:
-            first = stmt.schedule.as_function(list(iterator_names(stmt.domain)))
-            if first is None or not first[0].lstrip("-").isdigit():
-                raise ScheduleError(
-                    f"{self.where}: statement {stmt.name} of {self.callee.name} needs a 2d+1 "
-                    f"schedule that is a function starting with a constant, got {stmt.schedule}"
-                )
+        # the callee's first position starts at 0 or later here: a negative one would run
+        # before the assignments above and the caller's statements placed before the call
+        offset -= min([0, *firsts])
+        for stmt, first in zip(self.callee.stmts, firsts, strict=True):
             self._add_callee_stmt(stmt, offset)
-            last = max(last, self.base + offset + int(first[0]))
+            last = max(last, self.base + offset + first)
         return last
+
+    def _first(self, stmt: Stmt) -> int:
+        """The constant first position of a callee statement's schedule."""
+        first = stmt.schedule.as_function(list(iterator_names(stmt.domain)))
+        if first is None or not first[0].lstrip("-").isdigit():
+            raise ScheduleError(
+                f"{self.where}: statement {stmt.name} of {self.callee.name} needs a 2d+1 "
+                f"schedule that is a function starting with a constant, got {stmt.schedule}"
+            )
+        return int(first[0])
 
     def _value(self, value: str) -> str:
         return f"${value}$" if value in self.caller.data_spaces else value

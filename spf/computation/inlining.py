@@ -5,7 +5,9 @@ The temporary must be written by one statement that is a plain assignment
 ``$t$(i, j, ...) = e;`` indexed by its own iterators (one instance per element), and only
 read elsewhere; nothing the producer reads may be written by another statement (so ``e``
 has the same value wherever it is substituted). Each read ``t(f(x))`` in a consumer becomes
-``(e)`` with the producer's iterators replaced by ``f(x)``; every read must fall inside the
+``(e)`` with the producer's iterators replaced by ``f(x)``, cast to ``t``'s element type
+unless ``e`` has that type (the conversion the assignment made,
+:mod:`spf.computation.value_types`); every read must fall inside the
 elements the producer writes, after the producer writes them (no anti dependence from a
 consumer to the producer). The producer and the data space disappear; consumers keep
 their names, schedules and tags.
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.computation.access import iterator_names
 from spf.computation.statement import Stmt
+from spf.computation.value_types import converted
 from spf.errors import IllegalScheduleError, ScheduleError, UndeclaredError
 from spf.ir.source.render_c import source_access
 
@@ -27,9 +30,15 @@ if TYPE_CHECKING:
 
 def inline_data_space(comp: Computation, name: str) -> list[str]:
     """Inline temporary ``name``; returns the names of the rewritten consumers."""
-    if name not in comp.data_spaces:
-        raise UndeclaredError("data space", name, comp.data_spaces)
+    if not isinstance(name, str) or name not in comp.data_spaces:
+        raise UndeclaredError("data space", str(name), comp.data_spaces)
     _check_unnamed(comp, name)
+    _check_not_called(comp, name)
+    if name in comp.return_values:
+        raise ScheduleError(
+            f"inline({name!r}): {name} is a return value of {comp.name}, which a caller "
+            f"reads after the call (append_computation returns it); keep {name!r}"
+        )
     writers = [s for s in comp.stmts if any(ds == name for ds, _ in s.writes)]
     readers = [s for s in comp.stmts if any(ds == name for ds, _ in s.reads)]
     if len(writers) != 1:
@@ -53,6 +62,7 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
             f"'${name}$(...) = e;', got {producer.source.strip()!r}"
         )
     written, value = found
+    value = converted(comp, name, value)  # what the assignment stores: t's type
     if sorted(written.indices) != sorted(its) or len(set(written.indices)) != len(its):
         raise ScheduleError(
             f"inline({name!r}): {producer.name} must write {name}(...) indexed by "
@@ -145,6 +155,22 @@ def _check_covered(producer: Stmt, reader: Stmt, name: str) -> None:
                 f"inline({name!r}): {reader.name} reads elements of {name} that "
                 f"{producer.name} does not write ({rel.apply(reader.domain)} is not within "
                 f"{produced})"
+            )
+
+
+def _check_not_called(comp: Computation, name: str) -> None:
+    """A run-time index array read through its UF (``x(p(i))``, a bound ``p(i)``) cannot be
+    inlined: only its ``$p$(...)`` reads would be replaced, and the UF calls left behind would
+    read an input array in place of the values the producer computed."""
+    for s in comp.stmts:
+        relations = [s.domain, s.schedule, *(r for _, r in (*s.reads, *s.writes))]
+        called = {c.split("(", 1)[0] for r in relations for c in r.uf_calls}
+        called |= {uf for uf, _ in s.parsed.uf_calls}
+        if name in called:
+            raise ScheduleError(
+                f"inline({name!r}): {s.name} reads the run-time index array {name} as "
+                f"{name}(...) (a UF), which inlining cannot replace by the value "
+                f"{name!r} holds; keep {name!r}"
             )
 
 

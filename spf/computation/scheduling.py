@@ -28,7 +28,9 @@ __all__ = ["context_of", "run"]
 
 def context_of(comp: Computation) -> Context:
     """The :class:`Context` of a computation (its statements, reserved names, orders)."""
-    orders = trace_of(comp).orders()
+    names = {s.name for s in comp.stmts}
+    # an order with a statement that is gone (a producer PDFG ``inline`` removed) orders nothing
+    orders = tuple(o for o in trace_of(comp).orders() if o[0] in names and o[1].other in names)
     return Context(
         states={s.name: State(s.schedule, s.tags) for s in comp.stmts},
         domain_arity={s.name: s.domain.arity for s in comp.stmts},

@@ -77,6 +77,8 @@ def to_dot(g: nx.DiGraph[str]) -> str:
         lines.append("  " + _edge(g, src, dst, attrs, anchors, (src, dst) in chain))
     for node in sorted(g.nodes):  # a buffer just below the data space stored in it
         buffer = g.nodes[node].get("stored_in")
+        if buffer is not None and f"data:{buffer}" in g:  # named like a statement
+            buffer = f"data:{buffer}"
         if buffer is not None and buffer in g:
             lines.append(
                 f"  {quote(node)} -> {quote(buffer)} "

@@ -2,18 +2,17 @@
 
 Nodes: statements (``kind="stmt"``, with ``domain``, ``loops``, ``source`` and ``order``, the
 position in execution order) and data spaces (``kind="data"``; id ``data:<name>`` when a
-statement has the same name; with parameter values, ``removable_by`` lists the
-operations that would remove a temporary, see :mod:`spf.computation.temporaries`). Edges:
-``read`` (data space -> statement), ``write`` (statement -> data space), each with
-``access`` (the relation, as text), and ``dependence`` (source -> sink statement) with
-``access``, ``carried_by``, ``dep_kind``, ``data_space`` and ``data_spaces``; several
-dependences between the same two statements are merged into one edge (``dep_kind`` joined
-with ``,``). The loops of the current schedule, in execution order, are kept in
-``graph.graph["nests"]`` (:mod:`spf.pdfg.loops`) and the statements in that order in
-``graph.graph["order"]``. A data space placed in a buffer (``store_in``, ``storage_fold``)
-has ``stored_in``, the buffer's node. With parameter values, sizes are added
-(:mod:`spf.pdfg.annotate`).
-"""
+statement has the same name, for buffers as for data spaces; with parameter values,
+``removable_by`` lists the operations that would remove a temporary, see
+:mod:`spf.computation.temporaries`). Edges: ``read`` (data space -> statement), ``write``
+(statement -> data space), each with ``access`` (the relation, as text), and ``dependence``
+(source -> sink statement) with ``access``, ``carried_by``, ``dep_kind``, ``data_space`` and
+``data_spaces``; several dependences between the same two statements are merged into one edge
+(``dep_kind`` joined with ``,``). The loops of the current schedule, in execution order, are
+kept in ``graph.graph["nests"]`` (:mod:`spf.pdfg.loops`) and the statements in that order in
+``graph.graph["order"]``. A data space placed in a buffer (``store_in``, ``storage_fold``) has
+``stored_in``, the buffer's name. With parameter values, sizes are added
+(:mod:`spf.pdfg.annotate`)."""
 
 from __future__ import annotations
 
@@ -90,9 +89,10 @@ def _add_nodes(g: nx.DiGraph[str], comp: GraphSubject) -> None:
         if placed is not None:  # store_in, storage_fold: its elements live in a buffer
             g.nodes[data_id(comp, name)]["stored_in"] = placed.buffer
     for name, b in comp.buffers.items():
-        if name not in g:
+        node = data_id(comp, name)  # a buffer named like a statement: data:<name>
+        if node not in g:
             shape = "".join(f"[{d}]" for d in b.shape)
-            g.add_node(name, kind="data", name=name, type=f"{b.dtype}{shape} ({b.scope} buffer)")
+            g.add_node(node, kind="data", name=name, type=f"{b.dtype}{shape} ({b.scope} buffer)")
 
 
 def _add_dependences(g: nx.DiGraph[str], comp: GraphSubject) -> dict[tuple[str, int], list[str]]:

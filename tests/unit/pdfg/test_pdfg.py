@@ -128,6 +128,21 @@ def test_data_space_named_like_a_statement_gets_prefixed_id() -> None:
     assert ("s0", "data:s0") in edges(g, "write")
 
 
+def test_buffer_named_like_a_statement_gets_prefixed_id() -> None:
+    comp = spf.Computation("clash")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_local("t", "double", ("N",))
+    comp.add_buffer("s0", ("N",), "double", scope="stack")
+    comp.add_stmt(spf.Stmt("$t$(i) = $x$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    comp.add_stmt(spf.Stmt("$x$(i) = $t$(i) + 1;", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+    comp.stmt("s0").store_in("s0", ["i"])
+    g = comp.pdfg(params={"N": 4})
+    # the buffer was left out (its name was taken) and t's storage line went to statement s0
+    assert g.graph.nodes["data:s0"]["type"] == "double[N] (stack buffer)"
+    assert g.graph.nodes["data:s0"]["bytes"] == 32
+    assert '"t" -> "data:s0" [class="storage"' in g.to_dot()
+
+
 @pytest.mark.requires_graphviz
 @pytest.mark.parametrize("suffix", [".svg", ".png", ".pdf"])
 def test_render(tmp_path: Path, suffix: str) -> None:
