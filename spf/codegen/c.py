@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -90,11 +91,27 @@ PRELUDE_MACROS = ("spf_floord", "spf_min", "spf_max")
 
 
 def uses_bool(p: Program) -> bool:
-    """Whether an argument, local array or buffer of ``p`` has the element type ``bool``,
-    which C (before C23) takes from ``<stdbool.h>`` (C++, the CUDA and HLS targets, has it)."""
+    """Whether an argument, local array or buffer of ``p`` has the element type ``bool``, or
+    a statement declares or casts to it (``(bool)(x - 0.5)``), which C (before C23) takes
+    from ``<stdbool.h>`` (C++, the CUDA and HLS targets, has it)."""
     types = [a.ctype for a in p.signature.args]
     types += [ctype for _, ctype, _ in p.locals] + [b.ctype for b in p.buffers]
-    return "bool" in types
+    for s in p.stmts:
+        types += _body_types(s.body)
+    return any(re.search(r"\bbool\b", t) for t in types)
+
+
+def _body_types(body: Sequence[cx.Stmt]) -> list[str]:
+    """The C types ``body`` declares or casts to."""
+    out = [e.ctype for top in cx.stmt_exprs(body) for e in cx.nodes(top) if isinstance(e, cx.Cast)]
+    for s in body:
+        if isinstance(s, cx.Decl):
+            out.append(s.ctype)
+        elif isinstance(s, cx.IfStmt):
+            out += _body_types(s.then) + _body_types(s.other or ())
+        elif isinstance(s, cx.BlockStmt):
+            out += _body_types(s.body)
+    return out
 
 
 _INFIX = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}

@@ -502,6 +502,14 @@ def signature(ir: ComputationIR, fname: str) -> Signature:
     for ds in ir.data_spaces:
         if ds.role == "local" or ds.name in stored:
             continue
+        if ds.name in ir.params:  # a function's by-value parameter bounding its loops
+            raise CodegenError(
+                f"{ir.name}: parameter {ds.name!r} (add_parameter) is also a symbolic constant "
+                f"of its domains, and a kernel cannot take both; a function Computation's "
+                f"parameters are bound when it is inlined (append_computation): to compile it "
+                f"on its own, leave out add_parameter({ds.name!r}, ...) so {ds.name} is the "
+                f"kernel's integer argument"
+            )
         args.append(
             Arg(
                 name=ds.name,

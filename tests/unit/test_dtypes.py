@@ -187,3 +187,30 @@ def test_a_bool_data_space_compiles_in_c(where: str, tmp_path: object) -> None:
         y = np.zeros(11)
         kernel(x=x, y=y)
         np.testing.assert_array_equal(y, np.where(x > 0.5, 1.0, 2.0))
+
+
+def test_a_cast_to_bool_in_a_statement_compiles_in_c(tmp_path: object) -> None:
+    """``(bool)`` in a statement's text needs ``<stdbool.h>`` too (only the data spaces'
+    types were looked at: gcc failed on a double kernel casting to bool)."""
+    comp = spf.Computation("nonzero")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$y$(i) = (bool)($x$(i) - 0.5);", "{[i]: 0 <= i < N}"))
+    assert "#include <stdbool.h>" in comp.codegen()
+    x = np.array([0.2, 0.5, 1.5, -3.0])
+    y = np.zeros(4)
+    comp.compile(cache_dir=str(tmp_path))(x=x, y=y)
+    np.testing.assert_array_equal(y, (x - 0.5 != 0).astype(float))
+
+
+def test_a_by_value_parameter_named_like_a_bound_is_a_codegen_error() -> None:
+    """A function Computation's by-value parameter that its loops also read as a symbolic
+    constant became two C arguments of one name (a gcc error)."""
+    comp = spf.Computation("scale")
+    comp.add_parameter("N", "int")
+    comp.add_data_space("x", "double", shape=("M",))
+    comp.add_stmt(spf.Stmt("$x$(i) = 2 * $x$(i);", "{[i]: 0 <= i < N}"))
+    with pytest.raises(
+        spf.CodegenError, match=r"parameter 'N' \(add_parameter\) is also a symbolic"
+    ):
+        comp.codegen()
