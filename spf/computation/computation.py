@@ -333,6 +333,8 @@ class Computation:
         from spf.computation.facts import parse_assumption
 
         fact, ufs = parse_assumption(self, text)
+        if fact.is_parameter_fact:
+            _check_consistent(self._name, self.assumptions, fact)
         self._ufs = ufs
         if all(f.text != fact.text for f in self._assumptions):
             self._assumptions.append(fact)
@@ -1329,3 +1331,23 @@ def _check_given(
             f"{where}: the given {kind} {show(given)} do not match the {kind} in the source "
             f"{show(inferred)}"
         )
+
+
+def _check_consistent(name: str, earlier: Sequence[Fact], fact: Fact) -> None:
+    """``ArgumentError`` when the parameter fact ``fact`` and the parameter facts among
+    ``earlier`` allow no parameter values together: every legality and bounds proof would
+    then hold vacuously (a parallel loop carrying a dependence was accepted) while every
+    checked call is refused."""
+    from spf.sets.facts import parameter_context
+
+    before = parameter_context(earlier)
+    both = parameter_context([*earlier, fact])
+    if both is not None and both.is_empty() and (before is None or not before.is_empty()):
+        others = [f"{f.text!r}" for f in earlier if f.is_parameter_fact]
+        why = (
+            f"contradicts the assumption(s) {', '.join(others)}: no parameter values satisfy "
+            "them all; drop one"
+            if others
+            else "holds for no parameter values"
+        )
+        raise ArgumentError(f"{name}: assume({fact.text!r}) {why}")

@@ -291,3 +291,17 @@ def test_sptrsv_refuses_an_entry_on_the_diagonal_before_the_last() -> None:
     vals = np.array([2.0, 1.0, 1.0, 4.0])
     with pytest.raises(ArgumentError, match="col\\(k\\) < i"):
         solve(u=np.zeros(2), f=np.ones(2), L=vals, rowptr=rowptr, col=col, N=2, NNZ=4)
+
+
+def test_contradicting_parameter_assumptions_are_refused() -> None:
+    """``N >= 10`` then ``N <= 5`` was accepted: every legality proof then held vacuously (a
+    parallel tag on a loop carrying a dependence passed check_legality), every call refused."""
+    comp = spf.Computation("prefix")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$x$(i) = $x$(i-1) + 1;", "{[i]: 1 <= i < N}"))
+    comp.assume("N >= 10")
+    with pytest.raises(spf.ArgumentError, match=r"assume\('N <= 5'\) contradicts .*'N >= 10'"):
+        comp.assume("N <= 5")
+    assert [f.text for f in comp.assumptions] == ["N >= 10"]  # nothing added
+    with pytest.raises(spf.ArgumentError, match="holds for no parameter values"):
+        spf.Computation("empty").assume("N < 0 && N > 0")
