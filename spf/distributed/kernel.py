@@ -295,6 +295,9 @@ class DistributedKernel:
         """A call that is not a plain repeat of the last one (:meth:`__call__`)."""
         from spf.runtime.mpi import comm_handle
 
+        if check is not True and check is not False:  # as a serial kernel refuses it
+            raise ArgumentError(f"{self.name}: check must be True or False, got {check!r}")
+
         handle = comm_handle(comm, self.name)
         armed = protocol.armed(comm)
         last = self._last_call

@@ -361,6 +361,10 @@ def bad_input() -> None:
             k(comm=COMM, y=y, x=x, **args)
 
     expect_error("a positional argument on the last rank", positional)
+    expect_error(
+        "check='yes' (a serial kernel refuses it)",
+        lambda: k(comm=COMM, y=np.zeros(mine.size), x=x, check="yes", **args),
+    )
     owner = (np.arange(n) * SIZE // n).astype(np.int64)
     own_args = spf.mpi.scatter_csr(matrix, COMM, owner)
     rows = spf.mpi.owned_rows(n, COMM, owner)
