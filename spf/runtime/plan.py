@@ -1880,13 +1880,28 @@ class WavefrontKernel(Kernel):
                 self._run_copies(plan, check, args, extra)
                 return
         elif nm.method == "p2p":  # one flag per iteration, set when it is done
-            extra = {nm.levelptr: plan.levelptr, nm.order: plan.order, nm.nlevels: plan.levels}
-            extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+            extra = self._p2p_arrays(plan, args, check)
             quick = None  # never replayed: each call needs its flags zeroed again
         else:  # by groups: a run of narrow levels costs one barrier
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
         self._run_executor(plan, check, args, extra, quick, PARALLEL)
+
+    def _p2p_arrays(self, plan: Plan, args: Mapping[str, object], check: bool) -> dict[str, object]:
+        """The p2p executor's plan arrays and zeroed flags for a call on ``args``. An
+        unchecked call compares the index arrays' contents with the plan's too (a checked
+        one did): a row spins until its sources are done, and on a plan of other contents
+        one may wait on a row its own thread runs later, a call that never returns."""
+        if not check:
+            self._check_plan(plan, args, contents=True)
+        nm = self._names
+        extra: dict[str, object] = {
+            nm.levelptr: plan.levelptr,
+            nm.order: plan.order,
+            nm.nlevels: plan.levels,
+        }
+        extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+        return extra
 
     def prepare(
         self, free: Sequence[str], *, plan: object = None, check: bool = True, **bound: object
