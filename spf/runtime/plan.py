@@ -346,6 +346,14 @@ class Plan:
         hidden = (NARROW, NARROW_ORDER, IN_ORDER)
         return {k: v for k, v in self.__dict__.items() if k not in hidden}
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A plan read back by pickle or copied by ``copy``: its arrays held read-only and
+        checked as a plan built from arrays is (:meth:`__post_init__`). Without it a plan
+        read back held writeable arrays that no check had seen: one edited (an order entry
+        out of range) crashed an unchecked levels call and hung a checked p2p one."""
+        self.__dict__.update(state)
+        self.__post_init__()
+
     def __repr__(self) -> str:
         return (
             f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.level_of)}, "
