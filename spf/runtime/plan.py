@@ -873,11 +873,17 @@ class WavefrontKernel(Kernel):
                 return self._inspect_levels(given, n, check, strategy)
         except MemoryError:  # numpy's, allocating the plan's arrays: a parameter too large
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
+            team = (
+                f" cut for threads={threads} (parts of every level for each thread: plan for "
+                "the threads that will run it)"
+                if threads is not None and self._coarse
+                else ""
+            )
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} runs {n:,} iterations "
                 f"(0 <= {self._names.loop} < {self._extent} with {params}), and the plan's "
-                "arrays for them do not fit in memory; check the parameters against the "
-                "index arrays"
+                f"arrays for them{team} do not fit in memory; check the parameters against "
+                "the index arrays"
             ) from None
 
     def _inspect_levels(
