@@ -79,10 +79,12 @@ def pipeline(after: np.ndarray, work: np.ndarray, blocks: int) -> Parts | None:
     kernel's rows, a chain run in order; ``n .. 2n-1`` the second's, free) in ``blocks``
     solve blocks, from ``after`` (each free node's highest source among the first kernel's
     rows, as the coarse pass sets it; the first kernel's nodes hold their own row) and each
-    node's ``work``. None when there is no free node or fewer rows than blocks."""
+    node's ``work``. None when there is no free node or no more rows than blocks: the
+    ``2 * (blocks + 1)`` parts, some of them empty, would outnumber the ``2 * n`` nodes,
+    which the executor's checked call refuses (``nparts <= 2 * N``)."""
     nodes = len(after)
     n = nodes // 2
-    if n < blocks or blocks < 1 or nodes != 2 * n:
+    if n <= blocks or blocks < 1 or nodes != 2 * n:
         return None
     chain_work = work[:n].astype(np.int64)
     free_work = work[n:].astype(np.int64)

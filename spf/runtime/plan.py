@@ -346,6 +346,14 @@ class Plan:
         hidden = (NARROW, NARROW_ORDER, IN_ORDER)
         return {k: v for k, v in self.__dict__.items() if k not in hidden}
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A plan read back by pickle or copied by ``copy``: its arrays held read-only and
+        checked as a plan built from arrays is (:meth:`__post_init__`). Without it a plan
+        read back held writeable arrays that no check had seen: one edited (an order entry
+        out of range) crashed an unchecked levels call and hung a checked p2p one."""
+        self.__dict__.update(state)
+        self.__post_init__()
+
     def __repr__(self) -> str:
         return (
             f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.level_of)}, "
@@ -865,11 +873,17 @@ class WavefrontKernel(Kernel):
                 return self._inspect_levels(given, n, check, strategy)
         except MemoryError:  # numpy's, allocating the plan's arrays: a parameter too large
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
+            team = (
+                f" cut for threads={threads} (parts of every level for each thread: plan for "
+                "the threads that will run it)"
+                if threads is not None and self._coarse
+                else ""
+            )
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} runs {n:,} iterations "
                 f"(0 <= {self._names.loop} < {self._extent} with {params}), and the plan's "
-                "arrays for them do not fit in memory; check the parameters against the "
-                "index arrays"
+                f"arrays for them{team} do not fit in memory; check the parameters against "
+                "the index arrays"
             ) from None
 
     def _inspect_levels(
@@ -1880,13 +1894,28 @@ class WavefrontKernel(Kernel):
                 self._run_copies(plan, check, args, extra)
                 return
         elif nm.method == "p2p":  # one flag per iteration, set when it is done
-            extra = {nm.levelptr: plan.levelptr, nm.order: plan.order, nm.nlevels: plan.levels}
-            extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+            extra = self._p2p_arrays(plan, args, check)
             quick = None  # never replayed: each call needs its flags zeroed again
         else:  # by groups: a run of narrow levels costs one barrier
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
         self._run_executor(plan, check, args, extra, quick, PARALLEL)
+
+    def _p2p_arrays(self, plan: Plan, args: Mapping[str, object], check: bool) -> dict[str, object]:
+        """The p2p executor's plan arrays and zeroed flags for a call on ``args``. An
+        unchecked call compares the index arrays' contents with the plan's too (a checked
+        one did): a row spins until its sources are done, and on a plan of other contents
+        one may wait on a row its own thread runs later, a call that never returns."""
+        if not check:
+            self._check_plan(plan, args, contents=True)
+        nm = self._names
+        extra: dict[str, object] = {
+            nm.levelptr: plan.levelptr,
+            nm.order: plan.order,
+            nm.nlevels: plan.levels,
+        }
+        extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+        return extra
 
     def prepare(
         self, free: Sequence[str], *, plan: object = None, check: bool = True, **bound: object

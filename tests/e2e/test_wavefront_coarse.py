@@ -409,6 +409,15 @@ def test_forged_plan_with_racing_parts_is_refused(trsv32: Pair) -> None:
     np.testing.assert_array_equal(solve(k, m, dtype, rebuilt), solve(serial, m, dtype))
 
 
+def test_a_plan_for_too_many_threads_names_the_threads(trsv32: Pair) -> None:
+    """The parts of every level for each thread do not fit in memory: the error said to check
+    the parameters against the index arrays, which were right, and named no threads."""
+    k, _, dtype = trsv32
+    args = sptrsv_args(lower(200, 0.02, 3), dtype)
+    with pytest.raises(ArgumentError, match=r"cut for threads=1099511627776 .* do not fit"):
+        k.inspect(threads=2**40, strategy="levels", **args)
+
+
 def test_forged_plan_arrays_are_refused(trsv32: Pair) -> None:
     k, _, dtype = trsv32
     plan = k.inspect(threads=2, **sptrsv_args(lower(200, 0.02, 3), dtype))

@@ -82,6 +82,17 @@ def test_too_few_rows_for_the_blocks_gives_none() -> None:
     assert pipeline.pipeline(after, work, 2) is not None
 
 
+@pytest.mark.parametrize("n", range(1, 12))
+def test_parts_never_outnumber_the_nodes(n: int) -> None:
+    """The executor's checked call assumes ``nparts <= 2 * N``: with as many solve rows as
+    blocks (each its own block) the pipeline made ``2 * (n + 1)`` parts, and its own plan
+    was refused by a ``check=True`` call (N = 2: 6 parts)."""
+    after, work = band(n, 1)
+    for blocks in (1, 2, 4, 8):
+        parts = pipeline.pipeline(after, work, blocks)
+        assert parts is None or parts.parts <= 2 * n, (n, blocks)
+
+
 def test_applies_to_a_chain_then_a_free_kernel_on_two_threads() -> None:
     assert pipeline.applies((False, True), 2)
     assert not pipeline.applies((False, True), 1)
