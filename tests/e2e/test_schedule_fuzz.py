@@ -357,3 +357,33 @@ def test_ilu0_row_loop_transformed_around_its_merge(commands: list[Command]) -> 
         again = _ilu0(n)
         comp.interpret(**again)
         np.testing.assert_array_equal(again["A"], want["A"])
+
+
+def test_compute_at_renames_a_loop_the_producer_already_has() -> None:
+    """Both jacobi-1d statements split ``t`` into ``o2, p2``; computing ``s1`` at ``s0``'s
+    ``o2`` gave ``s1`` a second loop ``o2`` and failed with "spf bug: output 1 ... should be
+    the loop 'o2'"; the joined loop is now ``o2_``."""
+    case = CASES["jacobi-1d"]
+    comp = case.build()
+    for s in ("s0", "s1"):
+        comp.stmt(s).split("t", 1, "o2", "p2")
+    comp.stmt("s1").compute_at("s0", "o2")
+    assert comp.stmt("s1").loops == ("o2_", "o2", "p2", "i")
+    kernel = comp.compile()
+    for size in (None, 0, 1, 2, 6):
+        args = case.args(size)
+        want = _run(case.build(), args, None, 1)
+        got = _run(comp, args, kernel, 1)
+        for out in case.outputs:
+            np.testing.assert_array_equal(got[out], want[out])
+
+
+def test_compute_at_on_a_split_that_breaks_a_dependence_is_refused_clearly() -> None:
+    case = CASES["jacobi-1d"]
+    comp = case.build()
+    for s in ("s0", "s1"):
+        comp.stmt(s).split("t", 2, "o2", "p2")
+    before = comp.to_json()
+    with pytest.raises(IllegalScheduleError, match="anti dependence on 'A' from s0 to s1"):
+        comp.stmt("s1").compute_at("s0", "o2")
+    assert comp.to_json() == before
