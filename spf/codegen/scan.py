@@ -174,6 +174,14 @@ class Scanner:
             ) from err
         if view.iset.is_empty():
             return None
+        if sched.as_function(tuple(f"_d{k}" for k in range(stmt.domain.arity))) is None:
+            raise CodegenError(
+                f"{where}: its schedule {stmt.schedule} is not one function of its "
+                "iterators (a union of pieces that time parts of the domain by different "
+                "expressions or constants); codegen needs one expression per schedule "
+                "position: split the statement into one statement per piece (each with its "
+                "part of the domain) and order those instead"
+            )
         local: list[str] = []
         for uf, args in view.terms:
             exprs = tuple(_to_expr(a, local) for a in args)

@@ -387,3 +387,34 @@ def test_compute_at_on_a_split_that_breaks_a_dependence_is_refused_clearly() -> 
     with pytest.raises(IllegalScheduleError, match="anti dependence on 'A' from s0 to s1"):
         comp.stmt("s1").compute_at("s0", "o2")
     assert comp.to_json() == before
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        "{[i,j] -> [0, i, 0, j, 0] : j < 4; [i,j] -> [0, i, 1, j, 0] : j >= 4}",
+        "{[i,j] -> [0, i, 0, j, 0] : i < 4; [i,j] -> [1, i, 0, j, 0] : i >= 4}",
+        "{[i,j] -> [0, i, 0, j, 0] : j < 4; [i,j] -> [0, i, 0, j + 100, 0] : j >= 4}",
+    ],
+)
+def test_piecewise_schedule_is_refused_as_such(schedule: str) -> None:
+    """A schedule of pieces with different expressions was refused as a "scanner bug ...
+    report the schedule to spf's maintainers" (or as not invertible); it is a schedule
+    codegen does not take, and the message says so and what to do."""
+    comp = _wave()
+    comp.stmt(0).set_schedule(schedule)
+    with pytest.raises(CodegenError, match="not one function of its iterators") as err:
+        comp.codegen()
+    assert "bug" not in str(err.value)
+    assert "one statement per piece" in str(err.value)
+
+
+def test_piecewise_schedule_with_one_expression_still_compiles() -> None:
+    comp = _wave()
+    comp.stmt(0).set_schedule(
+        "{[i,j] -> [0, i, 0, j, 0] : j < 4; [i,j] -> [0, i, 0, j, 0] : 4 <= j}"
+    )
+    args = _wave_args(7)
+    want = _run(_wave(), args, None, 1)
+    got = _run(comp, args, comp.compile(), 1)
+    np.testing.assert_array_equal(got["A"], want["A"])
