@@ -36,7 +36,7 @@ import scipy.sparse as sps
 import spf
 from spf import kernels
 from spf.bench.polybench import kernel as polybench
-from spf.errors import CodegenError, IllegalScheduleError, SpfError
+from spf.errors import CodegenError, IllegalScheduleError, SpfError, UndeclaredError
 from spf.runtime import threads
 from spf.sparse import csr_args, ilu0_args, sptrsv_args
 
@@ -418,3 +418,18 @@ def test_piecewise_schedule_with_one_expression_still_compiles() -> None:
     want = _run(_wave(), args, None, 1)
     got = _run(comp, args, comp.compile(), 1)
     np.testing.assert_array_equal(got["A"], want["A"])
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    ["{[i,j] -> [0, i, 0, f(j), 0]}", "{[i,j] -> [0, i, 0, j, 0, f(j), 0]}"],
+)
+def test_set_schedule_refuses_an_undeclared_uf(schedule: str) -> None:
+    """With no UF declared, ``f(j)`` in a schedule was taken: the first schedule then
+    failed in codegen with "does not determine the UF arguments", the second compiled
+    with ``f`` silently dropped."""
+    comp = _wave()
+    before = comp.to_json()
+    with pytest.raises(UndeclaredError, match="unknown UF 'f'"):
+        comp.stmt(0).set_schedule(schedule)
+    assert comp.to_json() == before
