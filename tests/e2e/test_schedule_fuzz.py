@@ -460,3 +460,45 @@ def test_interpret_of_tiled_sparse_rows_scans_the_domain(monkeypatch: pytest.Mon
     monkeypatch.setattr(concrete._Scanner, "_walk", counted)
     comp.interpret(**args)
     np.testing.assert_array_equal(args["A"], want["A"])
+
+
+def _read_then_update() -> spf.Computation:
+    comp = spf.Computation("read_then_update")
+    comp.add_data_space("A", "double", shape=("N",))
+    comp.add_data_space("B", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$B$(i) = $A$(i) * 2;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}"))
+    comp.add_stmt(spf.Stmt("$A$(i) += 1;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 1]}"))
+    return comp
+
+
+@pytest.mark.parametrize("name", ["read_then_update", "gramschmidt"])
+def test_privatize_copies_no_data_space_the_loop_also_reads(name: str) -> None:
+    """CRITICAL before: ``parallelize(loop, reduction="privatize")`` on a loop that carries
+    no dependence (legal) gave every thread but the first a zero-filled copy of each data
+    space a statement of the loop accumulates into, even one another statement of the loop
+    reads: that reader saw zeros. gramschmidt's j loop (``R(k, j) += Q(i, k) * A(i, j)``
+    beside ``A(i, j) = A(i, j) - Q(i, k) * R(k, j)``) computed wrong R, Q and A at 2
+    threads, silently. Such a data space is no longer copied (no dependence on it crosses
+    the loop's iterations, or the check would have refused the loop)."""
+    if name == "gramschmidt":
+        case = _poly(name)
+        comp, stmts, loop = case.build(), ("s4", "s5", "s6"), "j"
+    else:
+        case = Case(
+            _read_then_update, lambda n: {"A": np.arange(9.0), "B": np.zeros(9)}, ("A", "B")
+        )
+        comp, stmts, loop = case.build(), ("s0", "s1"), "i"
+    for s in stmts:
+        comp.stmt(s).parallelize(loop, reduction="privatize")
+    comp.check_legality()
+    kernel = comp.compile()
+    args = case.args(None)
+    want = _run(case.build(), args, None, 1)
+    adaptive = threads.set_adaptive(False)
+    try:
+        runs = [_run(comp, args, kernel, t) for t in (1, 2)]
+    finally:
+        threads.set_adaptive(adaptive)
+    for got in runs:
+        for out in case.outputs:
+            np.testing.assert_array_equal(got[out], want[out], err_msg=out)
