@@ -502,3 +502,16 @@ def test_privatize_copies_no_data_space_the_loop_also_reads(name: str) -> None:
     for got in runs:
         for out in case.outputs:
             np.testing.assert_array_equal(got[out], want[out], err_msg=out)
+
+
+def test_tile_of_a_split_inner_loop_by_a_factor_that_does_not_divide_is_refused_clearly() -> None:
+    """Split j by 4, tile (outer, inner) by 2 x 3: a function of j, but not one codegen can
+    write as one expression per position; refused before as a "scanner bug" (the
+    self-check's "not a function of its iterators"), now with what to do (a known
+    limitation, docs/scheduling.md)."""
+    comp = _wave()
+    comp.stmt(0).split("j", 4, "o0", "p0").tile("o0", "p0", 2, 3, "a1", "b1", "c1", "d1")
+    comp.check_legality()
+    with pytest.raises(CodegenError, match="use factors that divide") as err:
+        comp.codegen()
+    assert "bug" not in str(err.value)
