@@ -705,11 +705,26 @@ def _prefix_schedule(text: str, p1: int, shape: Shape) -> str:
     piece = parse_document(text).pieces[0]
     assert piece.out_tuple is not None
     outs = [text[e.span[0] : e.span[1]] for e in piece.out_tuple]
-    dropped = {shape.left.var, shape.right.var} | {w for o in outs[p1:] for w in _words(o)}
+    # the relation's own input names: a command may have renamed them (after a shift of
+    # loop i the schedule reads {[i_, k, ..] -> [0, i, ..] : i = i_ - 1}), and the kept
+    # constraints speak of those, not of the domain's names in shape.tuple_vars
+    ins = dict(zip(shape.tuple_vars, (text[a:b] for a, b in _in_spans(piece)), strict=True))
+    merged = {ins[shape.left.var], ins[shape.right.var]}
+    dropped = merged | {w for o in outs[p1:] for w in _words(o)}
     conjuncts = [] if piece.formula is None else _conjuncts(piece.formula)
     kept = [text[a:b] for a, b in conjuncts if not _words(text[a:b]) & dropped]
     where = f" : {' && '.join(kept)}" if kept else ""
-    return f"{{[{', '.join(shape.outer_vars)}] -> [{', '.join(outs[:p1])}]{where}}}"
+    outer = [ins[v] for v in shape.outer_vars]
+    return f"{{[{', '.join(outer)}] -> [{', '.join(outs[:p1])}]{where}}}"
+
+
+def _in_spans(piece: ast.Piece) -> list[tuple[int, int]]:
+    """The spans of the input tuple's entries (plain names: a schedule's inputs)."""
+    from spf.sets import syntax
+
+    if not all(isinstance(e, syntax.Name) for e in piece.in_tuple):
+        raise NotMergeableError("its schedule's input tuple is not a list of names")
+    return [e.span for e in piece.in_tuple]
 
 
 def _words(text: str) -> set[str]:

@@ -64,6 +64,10 @@ class StmtMacro:
     assigns: tuple[str, ...] = ()
     """Data spaces the statement writes other than by those updates (``tmp(i) = 0.0``): a
     ``reduction(privatize)`` loop never copies them, its merge would add to their input."""
+    reads: tuple[str, ...] = ()
+    """Data spaces the statement reads other than by those updates: a
+    ``reduction(privatize)`` loop never copies them either, a reader of the copy would see
+    zeros instead of the array's values."""
     operation: Operation | None = None
     """Set for a Layer IV operation (``body`` is then empty; printers print the operation)."""
     tags: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -575,6 +579,7 @@ def _stmt_macro(stmt: ParsedStmt, ir: ComputationIR) -> StmtMacro:
     spaces_ir = ir.data_space_table
     accumulates = tuple((ds, family, spaces_ir[ds].ctype) for ds, family in reduced.items())
     assigns = tuple(sorted({a.data_space for a in parsed.writes if a.data_space not in reduced}))
+    reads = tuple(sorted({a.data_space for a in parsed.reads if a.data_space not in reduced}))
     body = build.stmts(parsed.body)
     return StmtMacro(
         stmt.name,
@@ -584,6 +589,7 @@ def _stmt_macro(stmt: ParsedStmt, ir: ComputationIR) -> StmtMacro:
         update=update,
         accumulates=accumulates,
         assigns=assigns,
+        reads=reads,
         calls=calls,
         names=names,
         apart=apart_pairs(stmt, ir, body),

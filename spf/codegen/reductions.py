@@ -128,8 +128,10 @@ def _under(n: For, outer: For) -> bool:
 def accumulated(printer: CPrinter, n: For) -> dict[str, tuple[str, str]]:
     """``{data space: (C type, family)}`` of the reduction updates inside loop ``n``, less
     the data spaces a statement of the loop also assigns (``tmp(i) = 0.0`` then ``tmp(i) +=
-    ...``): the legality check allowed the loop, so no dependence on those crosses its
-    iterations, and a private copy would add its sum to the value the array came in with."""
+    ...``) or reads otherwise (gramschmidt's ``R(k, j) += Q(i, k) * A(i, j)`` beside ``A(i,
+    j) = A(i, j) - Q(i, k) * R(k, j)`` in its j loop): the legality check allowed the loop, so
+    no dependence on those crosses its iterations, and a private copy would add its sum to
+    the value the array came in with, or give its reader zeros for the array's values."""
     out: dict[str, tuple[str, str]] = {}
     families: dict[str, set[str]] = {}
     assigned: set[str] = set()
@@ -137,6 +139,7 @@ def accumulated(printer: CPrinter, n: For) -> dict[str, tuple[str, str]]:
         if isinstance(c, Call):
             macro = printer.macros[c.stmt]
             assigned.update(macro.assigns)
+            assigned.update(macro.reads)
             for ds, family, ctype in macro.accumulates:
                 out.setdefault(ds, (ctype, family))
                 families.setdefault(ds, set()).add(family)

@@ -174,6 +174,16 @@ class Scanner:
             ) from err
         if view.iset.is_empty():
             return None
+        if sched.as_function(tuple(f"_d{k}" for k in range(stmt.domain.arity))) is None:
+            raise CodegenError(
+                f"{where}: its schedule {stmt.schedule} is not one function of its "
+                "iterators that codegen can write (one quasi-affine expression per schedule "
+                "position). A union of pieces that time parts of the domain by different "
+                "expressions or constants: split the statement into one statement per piece "
+                "(each with its part of the domain) and order those instead. A tile of a "
+                "split's inner loop by a factor that does not divide the split's (split j "
+                "by 4, then tile with its outer loop by 3): use factors that divide"
+            )
         local: list[str] = []
         for uf, args in view.terms:
             exprs = tuple(_to_expr(a, local) for a in args)

@@ -166,7 +166,10 @@ def compute_at(producer: Stmt, consumer_ref: str, level: Level) -> None:
             f"compute_at: the schedule of {producer.name} must start with a constant: "
             f"{producer.schedule}"
         )
-    taken = set(pits) | set(comp.params) | set(comp.data_spaces) | set(comp.ufs)
+    # the producer keeps its own loop names (a split's ``o2``, not only its iterators), so
+    # a consumer loop of the same name joins it renamed (``o2_``), not twice as ``o2``
+    taken = set(pits) | set(producer.loops) | set(comp.params) | set(comp.data_spaces)
+    taken |= set(comp.ufs)
     outer = [_fresh(cview.labels[k], k, taken) for k in range(n)]
     ufs = comp.ufs or None
     loops = ", ".join(cfun[2 * k + 1] for k in range(n))

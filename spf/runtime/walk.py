@@ -61,8 +61,15 @@ class _Timed:
 
     def __init__(self, number: int, stmt: StmtReading, width: int, runtime: frozenset[str]) -> None:
         self.number, self.name, self.width = number, stmt.name, width
-        sched = padded(stmt, width)
-        self.points_set: Set = sched.intersect_domain(stmt.domain).inverse().as_set()
+        sched = padded(stmt, width).intersect_domain(stmt.domain)
+        self.points_set: Set = sched.inverse().as_set()
+        # the same instances as [iterators.., time..]: enumerated iterators first, they cost
+        # time proportional to the domain's points (each time is then one value); scanned
+        # time first, a tile loop over a CSR row (floor(k/5) before k, whose bounds need
+        # the row i a later point loop fixes) ran over the UF values' whole range, so a
+        # tiled ILU(0) of 9 rows took minutes
+        self.by_iterators: Set = sched.as_set()
+        self.arity = stmt.domain.arity
         outs = sched.out_vars
         self.constants = [int(v) if _is_int(v) else None for v in outs]
         used = {call.split("(", 1)[0] for call in self.points_set.uf_calls}
@@ -80,6 +87,10 @@ class _Timed:
     def instances(
         self, params: Mapping[str, int], ufs: Mapping[str, Any], prefix: Sequence[int]
     ) -> list[Instance]:
+        if not prefix:
+            n = self.arity
+            found = self._find(self.by_iterators, params, ufs, ())
+            return [(p[n:], self.number, p[:n]) for p in found]
         w = self.width
         pts = self._find(self.points_set, params, ufs, prefix)
         return [(p[:w], self.number, p[w:]) for p in pts]

@@ -380,7 +380,7 @@ def _ordered(cmd: After | Reschedule | Fuse, stmt: str, ctx: Context) -> dict[st
 
 
 def _set_schedule(cmd: SetSchedule, stmt: str, state: State, ctx: Context) -> State:
-    rel = Relation(cmd.relation, ufs=dict(ctx.ufs) or None)
+    rel = Relation(cmd.relation, ufs=dict(ctx.ufs))  # {}: a call of an undeclared UF is refused
     want = ctx.domain_arity.get(stmt, rel.in_arity)
     if rel.in_arity != want:
         raise ArityError(
