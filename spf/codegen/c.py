@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
-from spf.codegen import checked_call, faults, flat_pairs, lane_reads, row_blocks, row_pairs
+from spf.codegen import (
+    checked_call,
+    faults,
+    flat_pairs,
+    lane_reads,
+    row_blocks,
+    row_pairs,
+    split_pairs,
+)
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
@@ -166,6 +174,7 @@ class CPrinter:
         self._blocks: RowBlocks | None = None  # row loop run in pre-checked blocks
         self._pairs: RowPairs | None = None  # row loop whose reads test their pairs
         self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
+        self._before: tuple[For, list[str]] | None = None  # lines before a loop (split_pairs)
         self._dense: dict[str, int | None] = {}  # dense monotonic UFs (checked function)
         self._hashed = False  # the checked function hashes its index arrays (arg_checks.hashes)
         self._takes_record = False  # the unchecked function takes a fault record (faults)
@@ -330,6 +339,8 @@ class CPrinter:
         if suffix == ac.CHECKED_SUFFIX and ac.serial(program):
             params = {s.name: s.params for s in program.stmts}
             self._pairs = row_pairs.plan(self.p, self._fact_checks, params)
+            if self._pairs is None:
+                self._pairs = split_pairs.plan(self.p, self._fact_checks, params)
             if self._pairs is None:
                 self._blocks = row_blocks.plan(self.p, self._fact_checks, params)
             else:
@@ -858,6 +869,9 @@ class CPrinter:
         self.out.line("}")
 
     def _for(self, n: For) -> None:
+        if self._before is not None and n is self._before[0]:
+            for line in self._before[1]:
+                self.out.line(line)
         if self._blocks is not None and n is self._blocks.outer:
             self._blocked_for(n, self._blocks)
             return
@@ -921,17 +935,19 @@ class CPrinter:
         self._pairs = None
         checks = self._fact_checks
         kept = {s: [c for c in cs if c not in pairs.replaced] for s, cs in checks.items()}
-        if any(f.bound is not None for f in pairs.fused):
+        if any(f.bound is not None or f.split is not None for f in pairs.fused):
             self.out.line("int64_t spf_x;")
         self.out.line(f"if ({row_pairs.whole(pairs, expr(pairs.init), expr(pairs.end))})")
         with self.out.braces():
             for line in row_pairs.open_lines(pairs):
                 self.out.line(line)
             self._fact_checks, self._row_first = kept, (n.var, row_pairs.row_lines(pairs))
+            second = pairs.second
+            self._before = None if second is None else (second, row_pairs.mid_lines(pairs))
             try:
                 self._for(n)
             finally:
-                self._fact_checks, self._row_first = checks, None
+                self._fact_checks, self._row_first, self._before = checks, None, None
             for line in row_pairs.close_lines(pairs, self.p, self._dense):
                 self.out.line(line)
         self.out.line("else")
