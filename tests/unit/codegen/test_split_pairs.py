@@ -11,8 +11,11 @@ buffer whose guard bytes must stay untouched.
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
+import cffi
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -20,7 +23,8 @@ import scipy.sparse as sp
 import spf
 from spf import ArgumentError
 from spf.analysis import memo
-from spf.codegen import split_pairs
+from spf.codegen import row_pairs, split_pairs
+from spf.codegen.loop_ast import Block, For, Int, Op, Var
 from spf.runtime import compile as compile_module
 from spf.runtime import warm
 
@@ -181,3 +185,174 @@ def test_a_broken_pair_is_caught_after_the_contents_were_remembered(
     col[args["diag"][i] + 1] = i  # a duplicate of the diagonal's column right of it
     with pytest.raises(ArgumentError, match="col"):
         new(x=np.zeros(n), b=b, **{**args, "col": col}, check=True)
+
+
+# ------------------------------------------------------------ the printed reads, value by value
+LO = [0, -5, 3, -(2**63), 2**63 - 9]
+LIM = [0, 1, 10, 2**62, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1]
+MASK = 2**64 - 1
+SPLITS = [(zero, gap) for zero in (True, False) for gap in (0, 1)]
+ROWS = 6
+
+
+def _split_function(number: int, zero: bool, gap: int) -> list[str]:
+    split = row_pairs.Split(For("k", Int(0), Var("e"), 1, Block(()), 0), gap, frozenset(), 1)
+    fused = row_pairs.Fused(f"v{number}", "int64_t", 0, zero, split=split)
+    rows = For("i", Int(0), Var("rows"), 1, Block(()), 0)
+    pairs = row_pairs.RowPairs(rows, (fused,), Var("i0"), Op("+", (Var("i0"), Var("rows"))))
+    uf = fused.uf
+    return [
+        *row_pairs.helper_chunk(pairs).lines,
+        f"int run{number}(const int64_t *restrict {uf}, const int64_t *restrict starts,",
+        "        const int64_t *restrict diags, int64_t i0, int64_t rows, int64_t spf_lo_0,",
+        "        uint64_t spf_lim_0, int64_t *restrict spf_fault, uint64_t *restrict facts,",
+        "        int64_t *restrict out)",
+        "{",
+        "  uint64_t spf_facts = 0;",
+        "  int64_t spf_x;",
+        "  (void)spf_x;",
+        f"  if (!({row_pairs.whole(pairs, 'i0', 'i0 + rows')})) return 0;",
+        "  {",
+        *row_pairs.open_lines(pairs),
+        "  for (int64_t r = 0; r < rows; r++)",
+        "  {",
+        "    const int64_t i = i0 + r;",
+        *row_pairs.row_lines(pairs),
+        f"    for (int64_t k = starts[r]; k < diags[r]; k++) out[k] = {uf}(k);",
+        *row_pairs.mid_lines(pairs),
+        f"    for (int64_t k = diags[r]; k < starts[r + 1]; k++) out[k] = {uf}(k);",
+        "  }",
+        "  }",
+        "  *facts = spf_facts;",
+        "  return 1;",
+        "}",
+    ]
+
+
+@pytest.fixture(scope="module")
+def split_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
+    folder = tmp_path_factory.mktemp("split_pairs")
+    lines = [
+        "#include <stdint.h>",
+        "static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)",
+        "{ if (!f[0]) { f[0] = kind; f[1] = uf; f[2] = at; f[3] = v; } }",
+    ]
+    ffi = cffi.FFI()
+    for number, kind in enumerate(SPLITS):
+        lines += _split_function(number, *kind)
+        ffi.cdef(
+            f"int run{number}(const int64_t *v, const int64_t *starts, const int64_t *diags, "
+            "int64_t i0, int64_t rows, int64_t lo, uint64_t lim, int64_t *fault, "
+            "uint64_t *facts, int64_t *out);"
+        )
+    c = Path(folder / "split.c")
+    c.write_text("\n".join(lines) + "\n")
+    so = c.with_suffix(".so")
+    cmd = ["gcc", "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-o", str(so), str(c)]
+    subprocess.run(cmd, check=True)
+    return ffi, ffi.dlopen(str(so))
+
+
+def _split_expected(
+    values: list[int], starts: list[int], diags: list[int], i0: int, lo: int, hi: int, gap: int
+) -> tuple[list[int], bool, list[int]]:
+    """The separate tests with both premises holding (the diagonal's value is the row,
+    between the two loops): the read's range test, then each pair of the row."""
+    fault, broken, out = [0, 0, 0, 0], False, []
+    for r in range(len(starts) - 1):
+        row = [*range(starts[r], diags[r]), None, *range(diags[r], starts[r + 1])]
+        before: int | None = None
+        for k in row:
+            v = i0 + r if k is None else values[k]
+            if k is not None and not lo <= v <= hi:
+                if not fault[0]:
+                    fault = [1, 0, k, v]
+                v = lo if v < lo else hi
+            elif before is not None:
+                broken |= v - before < gap
+            if k is not None:
+                out.append(v)
+            before = v if k is None or lo <= values[k] <= hi else values[k]
+    return fault, broken, out
+
+
+def _split_rows(
+    rng: Any, i0: int, lo: int, hi: int, gap: int
+) -> tuple[list[int], list[int], list[int]]:
+    """:data:`ROWS` rows of 0 to 4 entries, each split at a random diagonal position: values
+    drawn around the range's ends and the row (mostly inside the range), some rows sorted
+    on each side, and, one call in three, every row valid (left of ``i``, then right of
+    it, by the gap)."""
+    lengths = rng.integers(0, 5, size=ROWS)
+    starts = [0, *np.cumsum(lengths).tolist()]
+    diags = [int(s + rng.integers(0, n + 1)) for s, n in zip(starts, lengths, strict=False)]
+    valid = rng.random() < 1 / 3
+    values: list[int] = []
+    for r in range(ROWS):
+        i = i0 + r
+        left, right = diags[r] - starts[r], starts[r + 1] - diags[r]
+        if valid:
+            values += [i - gap * (left - t) for t in range(left)]
+            values += [i + gap * (t + 1) for t in range(right)]
+            continue
+        ends = [lo, hi, lo - 1, hi + 1, i - 1, i, i + 1, i - 2, i + 2]
+        row = [int(rng.choice(ends)) + int(rng.integers(-1, 2)) for _ in range(left + right)]
+        row = [min(max(v, lo), hi) if rng.random() < 0.97 else v for v in row]
+        if rng.random() < 0.5:
+            row = sorted(row[:left]) + sorted(row[left:])
+        values += row
+    return starts, diags, [min(max(v, -(2**63)), 2**63 - 1) for v in values]
+
+
+@pytest.mark.parametrize("kind", SPLITS, ids=[f"{(z and 'zero') or 'lo'}-{g}" for z, g in SPLITS])
+def test_split_reads_match_the_separate_tests(split_built: Any, kind: tuple[bool, int]) -> None:
+    """The interval reset across the diagonal flags a row exactly when one of its pairs
+    (those across the diagonal included) breaks, records and clamps values out of range as
+    the read does, and the fused loop runs only where every row lies in the range (else the
+    checked loops run)."""
+    ffi, lib = split_built
+    zero, gap = kind
+    run = getattr(lib, f"run{SPLITS.index(kind)}")
+    rng = np.random.default_rng(SPLITS.index(kind))
+    seen = {"fused": 0, "fault": 0, "broken": 0, "whole": 0}
+    for lo in LO if not zero else [0]:
+        for lim in LIM:
+            hi = lim if zero else lo + lim
+            interval = hi < 2**63 and lim < 2**64 - 1
+            for i0 in [lo, lo + 1, hi - ROWS + 1, hi - ROWS + 2, lo - 1, 0, -(2**63)]:
+                if not -(2**63) <= i0 <= 2**63 - 1 - ROWS:
+                    continue
+                for _ in range(30):
+                    starts, diags, values = _split_rows(rng, i0, lo, hi, gap)
+                    n = starts[-1]
+                    fault_w = ffi.new("int64_t[4]")
+                    facts = ffi.new("uint64_t *")
+                    out = ffi.new("int64_t[]", max(n, 1))
+                    got = run(
+                        ffi.new("int64_t[]", values or [0]),
+                        ffi.new("int64_t[]", starts),
+                        ffi.new("int64_t[]", diags),
+                        i0,
+                        ROWS,
+                        lo,
+                        lim,
+                        fault_w,
+                        facts,
+                        out,
+                    )
+                    where = f"lo={lo} lim={lim} i0={i0} rows={starts} diags={diags} {values}"
+                    fits = i0 - gap >= -(2**63) and i0 + ROWS + gap < 2**63
+                    inside = lo <= i0 and i0 + ROWS - 1 <= hi and fits
+                    assert got == (interval and inside), where
+                    if not got:
+                        continue
+                    fault, broken, expect = _split_expected(values, starts, diags, i0, lo, hi, gap)
+                    assert list(fault_w) == fault, where
+                    assert list(out)[:n] == expect, where
+                    if not fault[0]:
+                        assert bool(facts[0]) == broken, where
+                    seen["fused"] += 1
+                    seen["fault"] += bool(fault[0])
+                    seen["broken"] += not fault[0] and broken
+                    seen["whole"] += not fault[0] and not broken
+    assert min(seen.values()) > 20, seen
