@@ -350,7 +350,16 @@ class CPrinter:
         self.out.line(prototype)
         self.out.function(self.p.signature.function + suffix, prototype)
         known = suffix != range_pass.READS_SUFFIX
-        first = ac.bound_locals(program, zero, known=known, hashed=self._hashed)
+        guard = self._pairs.guard if self._pairs is not None else None
+        head: list[str] = []
+        if guard is not None:
+            assert self._pairs is not None
+            init, end = expr(self._pairs.init), expr(self._pairs.end)
+            head = split_pairs.guard_head(self._pairs, init, end)
+        guarded = frozenset() if guard is None else frozenset({guard.ptr, guard.diag})
+        first = ac.bound_locals(
+            program, zero, known=known, hashed=self._hashed, head=head, guarded=guarded
+        )
         if ranged:
             first += range_pass.pass_lines(program, ranged)
         first, last = first + self._each_call_lines(dense, ranged), []
@@ -935,13 +944,22 @@ class CPrinter:
         self._pairs = None
         checks = self._fact_checks
         kept = {s: [c for c in cs if c not in pairs.replaced] for s, cs in checks.items()}
-        if any(f.bound is not None or f.split is not None for f in pairs.fused):
+        guard = pairs.guard
+        if guard is None and any(f.bound is not None or f.split is not None for f in pairs.fused):
             self.out.line("int64_t spf_x;")
-        self.out.line(f"if ({row_pairs.whole(pairs, expr(pairs.init), expr(pairs.end))})")
+        if guard is None:
+            self.out.line(f"if ({row_pairs.whole(pairs, expr(pairs.init), expr(pairs.end))})")
+        else:  # split_pairs.guard_head: spf_fused is that test
+            self.out.line("if (spf_fused)")
         with self.out.braces():
             for line in row_pairs.open_lines(pairs):
                 self.out.line(line)
-            self._fact_checks, self._row_first = kept, (n.var, row_pairs.row_lines(pairs))
+            rows = row_pairs.row_lines(pairs)
+            if guard is not None:
+                for line in split_pairs.guard_open_lines(pairs, expr(pairs.init)):
+                    self.out.line(line)
+                rows = split_pairs.guard_row_lines(pairs) + rows
+            self._fact_checks, self._row_first = kept, (n.var, rows)
             second = pairs.second
             self._before = None if second is None else (second, row_pairs.mid_lines(pairs))
             try:

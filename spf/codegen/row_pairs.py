@@ -112,6 +112,21 @@ class Fused:
 
 
 @dataclass(frozen=True)
+class RowGuard:
+    """The row pointer ``ptr`` and the diagonal ``diag`` of a split row (numbers ``n`` among
+    the UF arguments, ``zero``: ranges from 0), both tested whole before the loops, whose
+    passes a per-row test in the fused loop replaces where it can
+    (:func:`spf.codegen.split_pairs.guard_row_lines`)."""
+
+    ptr: str
+    ptr_n: int
+    ptr_zero: bool
+    diag: str
+    diag_n: int
+    diag_zero: bool
+
+
+@dataclass(frozen=True)
 class RowPairs:
     """The loop over rows ``outer`` (variable ``row``) and the index arrays whose reads
     test their pairs or row bounds."""
@@ -121,6 +136,8 @@ class RowPairs:
     init: Expr
     end: Expr
     """The first row and the row after the last (:func:`whole` tests ``i + c`` at both)."""
+    guard: RowGuard | None = None
+    """A split row's pointer and diagonal tested in each row instead of before the loops."""
 
     @property
     def row(self) -> str:

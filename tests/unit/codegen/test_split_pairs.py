@@ -139,6 +139,16 @@ def _cases(args: dict[str, Any], n: int) -> list[tuple[str, dict[str, Any]]]:
             put("diagonal moved left", "diag", i, d - 1)
         if i + 1 < n and e < int(diag[i + 1]):
             put("diagonal outside its row", "diag", i, e)
+        put("row pointer falls", "rowptr", i + 1, s - 1)
+        put("row pointer jumps", "rowptr", i + 1, int(rowptr[-1]) + 1)
+        put("row pointer negative", "rowptr", i, -1)
+        put("diagonal out of range", "diag", i, int(rowptr[-1]))
+        put("diagonal negative", "diag", i, -1)
+        if i > 0:
+            put("diagonal not increasing", "diag", i, int(diag[i - 1]))
+        late = {**args, "col": col.copy(), "rowptr": rowptr.copy()}  # a range fault first
+        late["col"][0], late["rowptr"][n] = n + 5, int(rowptr[n]) + 1
+        out.append(("column out of range, then the last row pointer", late))
     return out
 
 
@@ -164,8 +174,9 @@ def test_random_damage_raises_what_the_separate_tests_raise(
         n = int(rng.integers(2, 30))
         args = spf.sparse.gauss_seidel_args(_matrix(n, 100 + trial), kernels[0])
         bad = {**args, "col": args["col"].copy(), "diag": args["diag"].copy()}
+        bad["rowptr"] = args["rowptr"].copy()
         for _ in range(int(rng.integers(1, 4))):
-            name = "col" if rng.random() < 0.8 else "diag"
+            name = str(rng.choice(["col", "col", "col", "diag", "rowptr"]))
             at = int(rng.integers(0, bad[name].size))
             bad[name][at] = int(rng.integers(-2, n + 2))
         _same(kernels, bad, n)
