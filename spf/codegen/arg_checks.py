@@ -62,7 +62,7 @@ from spf.sets.affine import Aff, Sym
 from spf.sets.affine import Call as AffCall
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from spf.analysis.fact_plan import InLoopCheck
     from spf.codegen.program import Program
@@ -290,12 +290,17 @@ def prechecked(program: Program) -> frozenset[str]:
     return frozenset(out)
 
 
-def precheck_lines(program: Program) -> list[str]:
+def precheck_lines(
+    program: Program, head: Sequence[str] = (), guarded: frozenset[str] = frozenset()
+) -> list[str]:
     """The test of each :func:`prechecked` UF: entries ``first .. entries - 1`` of its
     declared domain (``spf_bounds``) in order and the two ends in range; else the first
     entry at fault is recorded (:func:`read_functions`' ``spf_scan_<uf>``) and the function
-    returns before anything is written."""
-    out = []
+    returns before anything is written. ``head``: lines before the tests; the tests of the
+    UFs ``guarded`` run only ``if (!spf_guarded)`` (the fused loop tests them in each row
+    instead, :func:`spf.codegen.split_pairs.guard_row_lines`, and comes back here when one
+    fails: then rows before it were written)."""
+    out = list(head)
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     checked = prechecked(program)
     for n, a in enumerate(ufs):
@@ -305,7 +310,12 @@ def precheck_lines(program: Program) -> list[str]:
         base = BOUNDS_PER_UF * n
         x = a.name
         out += [
-            f"if (spf_bounds[{base + 3}] > spf_first_{n})",
+            *(
+                [f"if (!spf_guarded && spf_bounds[{base + 3}] > spf_first_{n})"]
+                if x in guarded
+                else []
+            ),
+            *([] if x in guarded else [f"if (spf_bounds[{base + 3}] > spf_first_{n})"]),
             "{",
             f"  const int64_t spf_end = spf_bounds[{base + 3}], spf_hi = spf_bounds[{base + 1}];",
             f"  int spf_bad = (int64_t){x}[spf_first_{n}] < spf_lo_{n} || "
@@ -463,14 +473,19 @@ def checked_macros(program: Program, dense: dict[str, int | None]) -> list[Defin
 
 
 def bound_locals(
-    program: Program, zero: frozenset[str], known: bool = True, hashed: bool = True
+    program: Program,
+    zero: frozenset[str],
+    known: bool = True,
+    hashed: bool = True,
+    head: Sequence[str] = (),
+    guarded: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The checked function's first lines: each UF's bounds as locals (loop invariants the
     compiler keeps in registers; a load through ``spf_bounds`` could not be hoisted past the
     fault recorder's call), then the tests before the loops, and with ``known`` the way to
     the unchecked function (:func:`known_lines`, ``hashed`` as there: not in the range
     pass's fallback, which no call on known contents reaches and whose own build has no
-    unchecked function)."""
+    unchecked function); ``head`` and ``guarded`` as :func:`precheck_lines` takes them."""
     out = []
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     for n, a in enumerate(ufs):
@@ -486,7 +501,7 @@ def bound_locals(
         out.append(f"(void)spf_lo_{n}; (void)spf_lim_{n}; (void)spf_first_{n};")
     out.append("(void)spf_fault;")
     way = known_lines(program, hashed) if known else []
-    return out + overlap_lines(program) + way + precheck_lines(program)
+    return out + overlap_lines(program) + way + precheck_lines(program, head, guarded)
 
 
 def hashes(program: Program, *, fault_record: bool, parallel: bool) -> bool:

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
-from spf.codegen import checked_call, faults, flat_pairs, lane_reads, row_blocks, row_pairs
+from spf.codegen import (
+    checked_call,
+    faults,
+    flat_pairs,
+    lane_reads,
+    row_blocks,
+    row_pairs,
+    split_pairs,
+)
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
@@ -183,6 +191,7 @@ class CPrinter:
         self._blocks: RowBlocks | None = None  # row loop run in pre-checked blocks
         self._pairs: RowPairs | None = None  # row loop whose reads test their pairs
         self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
+        self._before: tuple[For, list[str]] | None = None  # lines before a loop (split_pairs)
         self._dense: dict[str, int | None] = {}  # dense monotonic UFs (checked function)
         self._hashed = False  # the checked function hashes its index arrays (arg_checks.hashes)
         self._takes_record = False  # the unchecked function takes a fault record (faults)
@@ -348,6 +357,8 @@ class CPrinter:
             params = {s.name: s.params for s in program.stmts}
             self._pairs = row_pairs.plan(self.p, self._fact_checks, params)
             if self._pairs is None:
+                self._pairs = split_pairs.plan(self.p, self._fact_checks, params)
+            if self._pairs is None:
                 self._blocks = row_blocks.plan(self.p, self._fact_checks, params)
             else:
                 self.out.chunk(row_pairs.helper_chunk(self._pairs))
@@ -356,7 +367,16 @@ class CPrinter:
         self.out.line(prototype)
         self.out.function(self.p.signature.function + suffix, prototype)
         known = suffix != range_pass.READS_SUFFIX
-        first = ac.bound_locals(program, zero, known=known, hashed=self._hashed)
+        guard = self._pairs.guard if self._pairs is not None else None
+        head: list[str] = []
+        if guard is not None:
+            assert self._pairs is not None
+            init, end = expr(self._pairs.init), expr(self._pairs.end)
+            head = split_pairs.guard_head(self._pairs, init, end)
+        guarded = frozenset() if guard is None else frozenset({guard.ptr, guard.diag})
+        first = ac.bound_locals(
+            program, zero, known=known, hashed=self._hashed, head=head, guarded=guarded
+        )
         if ranged:
             first += range_pass.pass_lines(program, ranged)
         first, last = first + self._each_call_lines(dense, ranged), []
@@ -875,6 +895,9 @@ class CPrinter:
         self.out.line("}")
 
     def _for(self, n: For) -> None:
+        if self._before is not None and n is self._before[0]:
+            for line in self._before[1]:
+                self.out.line(line)
         if self._blocks is not None and n is self._blocks.outer:
             self._blocked_for(n, self._blocks)
             return
@@ -938,17 +961,28 @@ class CPrinter:
         self._pairs = None
         checks = self._fact_checks
         kept = {s: [c for c in cs if c not in pairs.replaced] for s, cs in checks.items()}
-        if any(f.bound is not None for f in pairs.fused):
+        guard = pairs.guard
+        if guard is None and any(f.bound is not None or f.split is not None for f in pairs.fused):
             self.out.line("int64_t spf_x;")
-        self.out.line(f"if ({row_pairs.whole(pairs, expr(pairs.init), expr(pairs.end))})")
+        if guard is None:
+            self.out.line(f"if ({row_pairs.whole(pairs, expr(pairs.init), expr(pairs.end))})")
+        else:  # split_pairs.guard_head: spf_fused is that test
+            self.out.line("if (spf_fused)")
         with self.out.braces():
             for line in row_pairs.open_lines(pairs):
                 self.out.line(line)
-            self._fact_checks, self._row_first = kept, (n.var, row_pairs.row_lines(pairs))
+            rows = row_pairs.row_lines(pairs)
+            if guard is not None:
+                for line in split_pairs.guard_open_lines(pairs, expr(pairs.init)):
+                    self.out.line(line)
+                rows = split_pairs.guard_row_lines(pairs) + rows
+            self._fact_checks, self._row_first = kept, (n.var, rows)
+            second = pairs.second
+            self._before = None if second is None else (second, row_pairs.mid_lines(pairs))
             try:
                 self._for(n)
             finally:
-                self._fact_checks, self._row_first = checks, None
+                self._fact_checks, self._row_first, self._before = checks, None, None
             for line in row_pairs.close_lines(pairs, self.p, self._dense):
                 self.out.line(line)
         self.out.line("else")

@@ -154,10 +154,12 @@ def shape(
     checks: dict[str, list[InLoopCheck]],
     params: dict[str, tuple[str, ...]],
     pairs_needed: bool = True,
+    short: bool = False,
 ) -> RowBlocks | None:
     """The rows of ``program``'s checked loops when they have CSR's shape (above) with a
     neighbouring-pairs fact (or without, unless ``pairs_needed``), whatever the index
-    arrays' widths; else None (:mod:`spf.codegen.row_pairs` also reads them)."""
+    arrays' widths; else None (:mod:`spf.codegen.row_pairs` also reads them; with ``short``,
+    a row loop may stop before ``U(i + 1) - c``, ``c >= 1``, where no pair fact is tested)."""
     if program.index_arrays:
         return None
     outer = _outer(program.body)
@@ -167,7 +169,7 @@ def shape(
     if len(loops) != 1 or _bad_loop(loops[0]):  # measured: other bounds cost more
         return None
     binds = _binds(outer.body)
-    ptr = _row_pointer(loops[0], binds, outer.var, prechecked(program))
+    ptr = _row_pointer(loops[0], binds, outer.var, prechecked(program), short)
     if binds is None or ptr is None:
         return None
     ranged = _ranged(program, outer, loops)
@@ -175,6 +177,8 @@ def shape(
     if ranged is None or pairs is None or (pairs_needed and not pairs):
         return None  # measured: a block's range alone gains nothing
     init, end = _bounds(outer)
+    if short and pairs and not _full_row(loops[0], binds):
+        return None  # a pair fact's test needs the row's every entry
     return RowBlocks(outer, outer.var, init, end, ptr, ranged, pairs)
 
 
@@ -234,15 +238,25 @@ def _out(e: Expr, binds: dict[str, UFRead] | None) -> Expr:
 
 
 def _row_pointer(
-    loop: For, binds: dict[str, UFRead] | None, i: str, whole: frozenset[str]
+    loop: For, binds: dict[str, UFRead] | None, i: str, whole: frozenset[str], short: bool = False
 ) -> str | None:
-    """``U`` when ``loop`` runs from ``U(i)`` to before ``U(i + 1)``, ``U`` tested whole."""
+    """``U`` when ``loop`` runs from ``U(i)`` to before ``U(i + 1)``, ``U`` tested whole
+    (with ``short``, also to before ``U(i + 1) - c`` for a constant ``c >= 1``: the row less
+    its last entries, ``sptrsv_csr``'s, whose diagonal comes after the loop)."""
     assert isinstance(loop.cond, Op)
     lo, hi = _out(loop.init, binds), _out(loop.cond.args[1], binds)
     if not (isinstance(lo, UFRead) and lo.uf in whole):
         return None
     at_i, at_next = UFRead(lo.uf, (Var(i),)), UFRead(lo.uf, (Op("+", (Int(1), Var(i))),))
+    if short and isinstance(hi, Op) and hi.op == "-" and isinstance(hi.args[1], Int):
+        hi = hi.args[0] if hi.args[1].value >= 1 else hi
     return lo.uf if lo == at_i and hi == at_next else None
+
+
+def _full_row(loop: For, binds: dict[str, UFRead] | None) -> bool:
+    """``loop`` runs to before ``U(i + 1)`` itself, not a row less its last entries."""
+    assert isinstance(loop.cond, Op)
+    return isinstance(_out(loop.cond.args[1], binds), UFRead)
 
 
 def _uf_args(program: Program) -> dict[str, tuple[int, Arg]]:

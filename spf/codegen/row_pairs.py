@@ -16,8 +16,10 @@ record and clamp as ``spf_read_<uf>``); in range, the fact's bits of ``spf_facts
 when the value breaks the pair with the row's previous one (the error then names the first
 violating point, found by the fact's own check loop, as before). A fact bounding ``V(k)``
 by the row, ``V(k) <= i + c`` or ``V(k) >= i + c`` (the symmetric SpMV's assumption
-``col(k) <= i``), is tested the same way: each row computes its interval
-``[lo, min(hi, i + c)]`` or ``[max(lo, i + c), hi]`` once, its length as ``room``.
+``col(k) <= i``, ``sptrsv_csr``'s ``col(k) <= i - 1`` over its row less the diagonal), is
+tested the same way: each row's interval is ``[lo, i + c]`` or ``[i + c, hi]``, its length
+as ``room`` (where every row's ``i + c`` lies in ``[lo - 1, hi]`` or ``[lo, hi + 1]``:
+:func:`whole`).
 Results are bitwise those of the unchecked function (same statements, same order).
 
 Measured on the loaded 2-core machine (C time of the checked function over the unchecked
@@ -27,8 +29,10 @@ one, this form against the one before in the same process, 21 interleaved batche
 :mod:`spf.codegen.row_blocks`' blocks, ``spmv(CSR)`` ``arrow`` 1.52 -> 1.19, ``spmv(CSC)``
 ``bcsstk13`` 1.41 -> 1.22; the symmetric SpMV's row bound, int64 ``bayer10`` 1.37 -> 1.15
 (0.1-0.2 worse on matrices of rows of one entry: a few operations a row). The blocks apply
-only where this does not (:func:`plan` returns None). docs/backends/c.md, "Range and order in
-one test", has the rest.
+only where this does not (:func:`plan` returns None). A row split at its diagonal
+(``gauss_seidel_csr``) gets the same test with its interval reset across the diagonal
+(:mod:`spf.codegen.split_pairs`, :class:`Split`). docs/backends/c.md, "Range and order in one
+test", has the rest.
 """
 
 from __future__ import annotations
@@ -65,6 +69,19 @@ class Bound:
 
 
 @dataclass(frozen=True)
+class Split:
+    """A sorted-rows fact ``V(p + 1) - V(p) >= gap`` over a row split at its diagonal
+    ``D(i)`` (:mod:`spf.codegen.split_pairs`): ``second`` is the loop right of it, before
+    which the interval is reset (:func:`mid_lines`); ``checks`` are the in-loop checks it
+    replaces, ``bits`` their bits of ``spf_facts``."""
+
+    second: For
+    gap: int
+    checks: frozenset[InLoopCheck]
+    bits: int
+
+
+@dataclass(frozen=True)
 class Fused:
     """Index array ``uf`` (C type ``ctype``, number ``n`` among the UF arguments, ``zero``:
     its range test is ``v <= hi`` unsigned), read once per entry of the row loop, whose
@@ -76,12 +93,39 @@ class Fused:
     zero: bool
     pair: row_blocks.Pair | None = None
     bound: Bound | None = None
+    split: Split | None = None
 
     @property
     def checks(self) -> frozenset[InLoopCheck]:
         """The in-loop checks this read replaces."""
-        fact = self.pair or self.bound
+        fact = self.pair or self.bound or self.split
         return fact.checks if fact is not None else frozenset()
+
+    @property
+    def gap(self) -> int | None:
+        """The gap of the pair fact its room follows entry by entry (None: a row bound)."""
+        fact = self.pair or self.split
+        return fact.gap if fact is not None else None
+
+    @property
+    def bits(self) -> int:
+        fact = self.pair or self.bound or self.split
+        return fact.bits if fact is not None else 0
+
+
+@dataclass(frozen=True)
+class RowGuard:
+    """The row pointer ``ptr`` and the diagonal ``diag`` of a split row (numbers ``n`` among
+    the UF arguments, ``zero``: ranges from 0), both tested whole before the loops, whose
+    passes a per-row test in the fused loop replaces where it can
+    (:func:`spf.codegen.split_pairs.guard_row_lines`)."""
+
+    ptr: str
+    ptr_n: int
+    ptr_zero: bool
+    diag: str
+    diag_n: int
+    diag_zero: bool
 
 
 @dataclass(frozen=True)
@@ -94,6 +138,8 @@ class RowPairs:
     init: Expr
     end: Expr
     """The first row and the row after the last (:func:`whole` tests ``i + c`` at both)."""
+    guard: RowGuard | None = None
+    """A split row's pointer and diagonal tested in each row instead of before the loops."""
 
     @property
     def row(self) -> str:
@@ -103,6 +149,12 @@ class RowPairs:
     def replaced(self) -> frozenset[InLoopCheck]:
         """The in-loop checks the fused reads replace."""
         return frozenset(c for f in self.fused for c in f.checks)
+
+    @property
+    def second(self) -> For | None:
+        """The loop right of the diagonal of a split row, before which :func:`mid_lines`
+        runs (None: rows of one loop)."""
+        return next((f.split.second for f in self.fused if f.split is not None), None)
 
 
 def plan(
@@ -114,7 +166,7 @@ def plan(
     the loops must have CSR's shape (:func:`spf.codegen.row_blocks.shape`) and each pair
     fact a gap of 0 or 1 over an index array the row loop reads once per entry, first thing
     in its body (so that every entry updates ``room``, in order)."""
-    shape = row_blocks.shape(program, checks, params, pairs_needed=False)
+    shape = row_blocks.shape(program, checks, params, pairs_needed=False, short=True)
     if shape is None:
         return None
     loop = next(n for n in walk(shape.outer.body) if isinstance(n, For))
@@ -219,11 +271,16 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
     that fails it breaks the pair (at a row's start none fails), and the slow path tells the
     range apart only. A value out of range (recorded, clamped: the clamped value may lie
     outside ``[lo, hi]``) leaves ``room`` as it was, so the next values are still tested
-    against ``[lo, hi]`` (their facts are not reported: the first fault is)."""
+    against ``[lo, hi]`` (their facts are not reported: the first fault is).
+
+    A split row (:mod:`spf.codegen.split_pairs`) moves ``top`` below ``hi`` (``i - m``, left
+    of the diagonal): a value in range above it sets the bits and leaves ``room`` 0, so that
+    the row's next values take the slow path too, whose range test is the read's own (a
+    ``room`` from a value above ``top`` would wrap and let values out of range through)."""
     lines: list[str] = []
     functions = []
     for f in pairs.fused:
-        pair = f.pair is not None
+        pair = f.gap is not None
         name = _helper_name(f)
         room = "uint64_t *restrict room" if pair else "uint64_t room"
         proto = (
@@ -244,35 +301,72 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
             f"    if ({test})",
             f"    {{ spf_fault_note(f, {FAULT_RANGE}, {f.n}, t, v); return v < lo ? lo : {hi}; }}",
             "    *facts |= bits;",
+            *(["    if (v > top) { *room = 0; return v; }"] if f.split is not None else []),
             "  }",
         ]
-        if f.pair is not None:
-            lines.append(f"  *room = (uint64_t)top - (uint64_t)v + {1 - f.pair.gap};")
+        if f.gap is not None:
+            lines.append(f"  *room = (uint64_t)top - (uint64_t)v + {1 - f.gap};")
         lines += ["  return v;", "}"]
     return Chunk(tuple(lines), functions=tuple(functions))
 
 
 def _helper_name(f: Fused) -> str:
-    return f"spf_{'pair' if f.pair is not None else 'bound'}_{f.uf}"
+    kind = "pair" if f.pair is not None else "bound" if f.bound is not None else "split"
+    return f"spf_{kind}_{f.uf}"
 
 
 def whole(pairs: RowPairs, init: str, end: str) -> str:
     """The C condition under which the fused loop runs: each fused array's accepted range
     is one interval ``[lo, hi]`` of int64 values, ``hi - lo + 1 < 2**64``, and each row
     bound's ``i + c`` an int64 value at the first row ``init`` and at ``end`` (so at every
-    row between)."""
+    row between), inside ``[lo - 1, hi]`` (``V(k) <= i + c``) or ``[lo, hi + 1]`` at every
+    row (:func:`_rows_inside`); for a split row also ``i - gap`` and ``i + gap``, and every
+    row ``i`` in ``[lo, hi]`` (so that its intervals ``[lo, i - gap]`` and ``[i + gap, hi]``
+    need no clamp: where not, the checked loops run)."""
     out = []
     for f in pairs.fused:
-        if f.bound is not None:
+        for c in _offsets(f):
             for at in (init, end):
-                out.append(f"!__builtin_add_overflow((int64_t)({at}), {f.bound.c}LL, &spf_x)")
+                out.append(f"!__builtin_add_overflow((int64_t)({at}), {c}LL, &spf_x)")
         lim = f"spf_lim_{f.n}"
         if f.zero:
             out.append(f"{lim} <= (uint64_t)INT64_MAX")
         else:
             top = f"(uint64_t)INT64_MAX - (uint64_t)spf_lo_{f.n}"
             out.append(f"({lim} <= {top} && {lim} != UINT64_MAX)")
+        lo = "0" if f.zero else f"spf_lo_{f.n}"
+        hi = f"(int64_t){lim}" if f.zero else f"(int64_t)((uint64_t)spf_lo_{f.n} + {lim})"
+        if f.split is not None:
+            out.append(f"(({end}) <= ({init}) || (({init}) >= {lo} && ({end}) - 1 <= {hi}))")
+        if f.bound is not None:
+            out.append(f"(({end}) <= ({init}) || {_rows_inside(f.bound, init, end, lo, hi)})")
     return " && ".join(out)
+
+
+def _rows_inside(b: Bound, init: str, end: str, lo: str, hi: str) -> str:
+    """Every row's ``i + c`` in ``[lo - 1, hi]`` (``upper``) or ``[lo, hi + 1]``, tested at
+    the first row and the last (``x = init + c`` and ``y = end + c``, int64 values: tested
+    before this; each compare written so that it cannot overflow): the row's interval is
+    then ``[lo, i + c]`` or ``[i + c, hi]``, no clamp (:func:`row_lines`)."""
+    x, y = f"((int64_t)({init}) + {_lit(b.c)})", f"((int64_t)({end}) + {_lit(b.c)})"
+    if b.upper:
+        return f"({x} >= {lo} || {x} + 1 == {lo}) && ({y} <= {hi} || {y} - 1 == {hi})"
+    return f"{x} >= {lo} && ({y} <= {hi} || {y} - 1 == {hi} || {y} - 2 == {hi})"
+
+
+def _lit(c: int) -> str:
+    """``c`` as a C int64 constant (``INT64_MIN`` has no literal of its own)."""
+    return "(-9223372036854775807LL - 1)" if c == -(2**63) else f"{c}LL"
+
+
+def _offsets(f: Fused) -> list[int]:
+    """The constants ``c`` of the ``i + c`` a row computes: a row bound's, a split row's
+    ``-gap`` (the top left of the diagonal) and ``+gap`` (the bottom right of it)."""
+    if f.bound is not None:
+        return [f.bound.c]
+    if f.split is not None:
+        return [-f.split.gap, f.split.gap]
+    return []
 
 
 def open_lines(pairs: RowPairs) -> list[str]:
@@ -283,8 +377,6 @@ def open_lines(pairs: RowPairs) -> list[str]:
     for f in pairs.fused:
         n, lo, lim = f.n, f"spf_lo_{f.n}", f"spf_lim_{f.n}"
         hi = f"(int64_t){lim}" if f.zero else f"(int64_t)((uint64_t){lo} + {lim})"
-        fact = f.pair or f.bound
-        assert fact is not None
         if f.pair is not None:
             out += [
                 f"const int64_t spf_top_{n} = {hi};",
@@ -298,36 +390,60 @@ def open_lines(pairs: RowPairs) -> list[str]:
                 f"int64_t spf_top_{n} = spf_hi_{n};",
                 f"uint64_t spf_room_{n} = 0;",
             ]
-            room = f"spf_room_{n}"
+            room = f"spf_room_{n}" if f.split is None else f"&spf_room_{n}"
         out += [
             f"#undef {f.uf}",
             f"#define {f.uf}(t0) {_helper_name(f)}({f.uf}, t0, {lo}, {lim}, spf_top_{n}, "
-            f"{room}, (uint64_t){fact.bits}ULL, &spf_facts, spf_fault)",
+            f"{room}, (uint64_t){f.bits}ULL, &spf_facts, spf_fault)",
         ]
     return out
 
 
 def row_lines(pairs: RowPairs) -> list[str]:
     """At each row's start: for a pair fact no previous entry, the whole range; for a row
-    bound the row's interval, ``[lo, min(hi, i + c)]`` or ``[max(lo, i + c), hi]`` (``i + c``
-    an int64 value: :func:`whole`), as ``top`` and ``room``."""
+    bound the row's interval, ``[lo, i + c]`` or ``[i + c, hi]`` (``i + c`` an int64 value
+    in ``[lo - 1, hi]`` or ``[lo, hi + 1]``: :func:`whole`; no clamp, which cost 0.1-0.2x on
+    rows of one or two entries), as ``top`` and ``room``; for a split row ``[lo, i - gap]``
+    (``i`` in ``[lo, hi]``: :func:`whole`)."""
     out = []
     for f in pairs.fused:
         n = f.n
+        if f.split is not None:  # [lo, i - gap]: the row i lies in [lo, hi] (whole)
+            i, m = pairs.row, f.split.gap
+            out += [
+                f"spf_top_{n} = (int64_t)({i}) - {m}LL;",
+                f"spf_room_{n} = (uint64_t)({i}) - (uint64_t)spf_bottom_{n} + {1 - m};",
+            ]
+            continue
         if f.bound is None:
             out.append(f"spf_room_{n} = spf_span_{n};")
             continue
-        b, i = f.bound, pairs.row
-        side = ("spf_t", "<") if b.upper else ("spf_b", ">")
-        out += [
-            "{",
-            f"  const int64_t spf_x = (int64_t)({i}) + {b.c}LL;",
-            f"  int64_t spf_b = spf_bottom_{n}, spf_t = spf_hi_{n};",
-            f"  {side[0]} = spf_x {side[1]} {side[0]} ? spf_x : {side[0]};",
-            f"  spf_top_{n} = spf_t;",
-            f"  spf_room_{n} = spf_t < spf_b ? 0 : (uint64_t)spf_t - (uint64_t)spf_b + 1;",
-            "}",
-        ]
+        b, x = f.bound, f"((int64_t)({pairs.row}) + {_lit(f.bound.c)})"
+        if b.upper:  # [lo, i + c]: i + c in [lo - 1, hi] (whole)
+            out += [
+                f"spf_top_{n} = {x};",
+                f"spf_room_{n} = (uint64_t){x} - (uint64_t)spf_bottom_{n} + 1;",
+            ]
+        else:  # [i + c, hi]: i + c in [lo, hi + 1] (whole)
+            out += [
+                f"spf_top_{n} = spf_hi_{n};",
+                f"spf_room_{n} = (uint64_t)spf_hi_{n} - (uint64_t){x} + 1;",
+            ]
+    return out
+
+
+def mid_lines(pairs: RowPairs) -> list[str]:
+    """Before the loop right of a split row's diagonal: the interval reset to ``[i + gap,
+    hi]`` (:mod:`spf.codegen.split_pairs` says why this is exact; the row ``i`` lies in
+    ``[lo, hi]``, :func:`whole`, so the interval needs no clamp)."""
+    out = []
+    for f in pairs.fused:
+        if f.split is not None:  # [i + gap, hi]: the row i lies in [lo, hi] (whole)
+            n, i, m = f.n, pairs.row, f.split.gap
+            out += [
+                f"spf_top_{n} = spf_hi_{n};",
+                f"spf_room_{n} = (uint64_t)spf_hi_{n} - (uint64_t)({i}) + {1 - m};",
+            ]
     return out
 
 

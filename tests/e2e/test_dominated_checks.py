@@ -31,10 +31,17 @@ def test_sptrsv_tests_col_at_most_i_at_the_diagonal_only() -> None:
     checked = source.split("_spf_checked(", 1)[1]
     # col(k) <= i (fact 0) at the row's last entry; col(k) < i (fact 1) covers the others,
     # in the entry loop, which the printer splits into its entries but the last and the last
-    # (spf_prev: the row before's local is read at the last only), one test in each piece
-    assert checked.count("((uint64_t)1 << 0)") == 1
-    assert checked.count("((uint64_t)1 << 1)") == 2
-    assert "spf_prev" in checked
+    # (spf_prev: the row before's local is read at the last only), one test in each piece;
+    # the fused rows (spf.codegen.row_pairs, where the rows lie in col's range) test fact 1
+    # in col's read (its bit, 2) and fact 0 as the checked loops after them do
+    fused, loops = checked.split("\n  else\n", 1)
+    assert (
+        "spf_bound_col(col, t0, spf_lo_0, spf_lim_0, spf_top_0, spf_room_0, (uint64_t)2ULL" in fused
+    )
+    for copy, fact1 in ((fused, 0), (loops, 2)):
+        assert copy.count("((uint64_t)1 << 0)") == 1
+        assert copy.count("((uint64_t)1 << 1)") == fact1
+        assert "spf_prev" in copy
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])

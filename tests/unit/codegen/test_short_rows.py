@@ -1,0 +1,138 @@
+"""sptrsv_csr's row bound ``col(k) <= i - 1`` tested with the range in one compare over its
+row loop that stops before the diagonal (``rowptr(i+1) - 1``; spf.codegen.row_pairs with
+row_blocks.shape's ``short`` rows): the same results and errors as the checked loops.
+
+Each checked call runs on the kernel as printed and on one compiled without the fused reads,
+on the same arrays, each a view into a larger buffer whose guard bytes must stay untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf import ArgumentError
+from spf.analysis import memo
+from spf.codegen import row_pairs
+from spf.runtime import compile as compile_module
+from spf.runtime import warm
+
+GUARD = 16
+
+
+@pytest.fixture(scope="module", params=["int32", "int64"])
+def kernels(request: pytest.FixtureRequest) -> tuple[str, Any, Any]:
+    dtype = request.param
+    new = spf.kernels.sptrsv_csr(index_dtype=dtype).compile()
+    assert "spf_bound_col" in new.source
+    with pytest.MonkeyPatch.context() as mp:  # generated again, nothing kept
+        mp.setattr(row_pairs, "plan", lambda *args: None)
+        mp.setattr(compile_module, "_GENERATED", {})
+        mp.setattr(compile_module, "_read_generated", lambda *args: None)
+        mp.setattr(compile_module, "_write_generated", lambda *args: None)
+        mp.setattr(warm, "warm_key", lambda *args, **kwargs: None)
+        mp.setattr(memo, "remembered", lambda ir, key, run: run())
+        old = spf.kernels.sptrsv_csr(index_dtype=dtype).compile()
+    assert "spf_bound_col" not in old.source
+    return dtype, new, old
+
+
+def _lower(n: int, seed: int) -> Any:
+    rng = np.random.default_rng(seed)
+    m = sp.random_array((n, n), density=min(1.0, 4 / n), rng=rng, format="csr")
+    low = sp.csr_array(sp.tril(m, -1) + sp.eye_array(n) * (n + 1.0))
+    low.sort_indices()
+    return low
+
+
+def _call(kernel: Any, args: dict[str, Any], n: int) -> tuple[str | None, Any]:
+    bufs, views = {}, {}
+    for name in ("L", "rowptr", "col"):
+        a = np.asarray(args[name])
+        bufs[name] = np.full(a.size + 2 * GUARD, 77, dtype=a.dtype)
+        views[name] = bufs[name][GUARD : GUARD + a.size]
+        views[name][:] = a
+    for name, fill in (("f", -5.0), ("u", -7.0)):
+        bufs[name] = np.full(n + 2 * GUARD, fill)
+        views[name] = bufs[name][GUARD : GUARD + n]
+    views["f"][:] = np.linspace(1.0, 2.0, n)
+    views["u"][:] = 0.0
+    before = {k: b.copy() for k, b in bufs.items()}
+    error = None
+    try:
+        kernel(**views, N=n, NNZ=int(args["NNZ"]), check=True)
+    except ArgumentError as e:
+        error = str(e)
+    for k, b in bufs.items():
+        size = views[k].size
+        assert np.array_equal(b[:GUARD], before[k][:GUARD]), k
+        assert np.array_equal(b[GUARD + size :], before[k][GUARD + size :]), k
+        if k != "u":
+            assert np.array_equal(b, before[k]), k
+    return error, views["u"].copy()
+
+
+def _same(kernels: tuple[str, Any, Any], args: dict[str, Any], n: int) -> str | None:
+    _, new, old = kernels
+    e_new, u_new = _call(new, args, n)
+    e_old, u_old = _call(old, args, n)
+    assert e_new == e_old
+    if e_new is None:
+        assert np.array_equal(u_new, u_old)
+    return e_new
+
+
+def test_valid_rows_give_the_unchecked_results(kernels: tuple[str, Any, Any]) -> None:
+    dtype, new, _ = kernels
+    for n, seed in ((1, 0), (2, 1), (60, 2), (900, 3)):
+        args = spf.sparse.sptrsv_args(_lower(n, seed), dtype)
+        assert _same(kernels, args, n) is None
+        u0, u1, f = np.zeros(n), np.zeros(n), np.linspace(1.0, 2.0, n)
+        new(u=u0, f=f, **args, check=True)
+        new(u=u1, f=f, **args, check=False)
+        assert np.array_equal(u0, u1)
+
+
+def test_broken_rows_raise_what_the_checked_loops_raise(kernels: tuple[str, Any, Any]) -> None:
+    n = 14
+    args = spf.sparse.sptrsv_args(_lower(n, 11), kernels[0])
+    rowptr, col = args["rowptr"], args["col"]
+    raised = 0
+    for i in range(n):
+        s, e = int(rowptr[i]), int(rowptr[i + 1])
+        for name, at, value in [
+            ("col", s, i),  # an entry left of the diagonal at it (or the diagonal moved)
+            ("col", s, min(n - 1, i + 1)),
+            ("col", e - 1, max(0, i - 1)),  # the diagonal's column wrong
+            ("col", s, n),
+            ("col", e - 1, -1),
+            ("rowptr", i + 1, s - 1),
+            ("rowptr", i + 1, int(rowptr[-1]) + 1),
+            ("rowptr", i, -1),
+        ]:
+            bad = {**args, name: args[name].copy()}
+            bad[name][at] = value
+            raised += _same(kernels, bad, n) is not None
+        late = {**args, "col": col.copy(), "rowptr": rowptr.copy()}
+        late["col"][0], late["rowptr"][n] = n + 2, int(rowptr[n]) + 1
+        raised += _same(kernels, late, n) is not None
+    assert raised > 6 * n
+
+
+def test_random_damage_raises_what_the_checked_loops_raise(
+    kernels: tuple[str, Any, Any],
+) -> None:
+    rng = np.random.default_rng(8)
+    for trial in range(60):
+        n = int(rng.integers(2, 30))
+        args = spf.sparse.sptrsv_args(_lower(n, 200 + trial), kernels[0])
+        bad = {**args, "col": args["col"].copy(), "rowptr": args["rowptr"].copy()}
+        for _ in range(int(rng.integers(1, 4))):
+            name = "col" if rng.random() < 0.8 else "rowptr"
+            at = int(rng.integers(0, bad[name].size))
+            bad[name][at] = int(rng.integers(-2, n + 2))
+        _same(kernels, bad, n)
