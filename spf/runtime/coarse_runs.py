@@ -62,23 +62,37 @@ class Runs:
     perm: np.ndarray
 
 
-def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
+Scan = Callable[[np.ndarray, int], "np.ndarray | None"]
+"""The first node of each run of a C-contiguous ``int32`` array of at least one node, as
+``int64``, or None when there are more runs than the ``int`` given:
+:class:`spf.runtime.run_scan.RunScan`."""
+
+
+def find_runs(clev: np.ndarray, levels: int | None = None, scan: Scan | None = None) -> Runs | None:
     """The runs of ``clev`` (each node's coarse level, ``levels`` of them, or as many as
     its largest key says when None) sorted by coarse level, stable; None when there are
-    more than ``n / MIN_RUN`` runs, or no node. One numpy pass over the nodes (the
-    boundaries), O(runs) after it: the count of the coarse levels, when not given, comes
-    from the runs' keys (a coarse level is constant along a run), not from a pass of its
-    own."""
+    more than ``n / MIN_RUN`` runs, or no node. One pass over the nodes for the boundaries
+    (``scan``'s, one read of a C-contiguous ``int32`` array, which gives up past ``n /
+    MIN_RUN`` runs; else numpy's compare and ``flatnonzero``), O(runs) after it: the count
+    of the coarse levels, when not given, comes from the runs' keys (a coarse level is
+    constant along a run), not from a pass of its own."""
     n = len(clev)
     if n == 0 or levels == 0:
         return None
-    step = np.flatnonzero(clev[1:] != clev[:-1])
-    runs = len(step) + 1
-    if runs > max(n // MIN_RUN, 1):
-        return None
-    starts = np.empty(runs, dtype=np.int64)
-    starts[0] = 0
-    np.add(step, 1, out=starts[1:])
+    cap = max(n // MIN_RUN, 1)
+    if scan is not None and clev.dtype == np.int32 and clev.flags.c_contiguous:
+        starts = scan(clev, cap)
+        if starts is None:
+            return None
+        runs = len(starts)
+    else:
+        step = np.flatnonzero(clev[1:] != clev[:-1])
+        runs = len(step) + 1
+        if runs > cap:
+            return None
+        starts = np.empty(runs, dtype=np.int64)
+        starts[0] = 0
+        np.add(step, 1, out=starts[1:])
     key = clev[starts]
     if levels is None:
         levels = int(key.max()) + 1

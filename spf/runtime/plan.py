@@ -137,6 +137,7 @@ from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, wi
 from spf.runtime.plan_look import HOT_CALL, LOOK_SAME
 from spf.runtime.plan_method import install
 from spf.runtime.plan_narrow import fits, narrowed
+from spf.runtime.run_scan import RunScan, build_run_scan
 from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
 from spf.sets.expr import compile_expr
 
@@ -1402,7 +1403,7 @@ class WavefrontKernel(Kernel):
             if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
                 if seal_beside:  # a worker seals and counts the levels meanwhile
                     beside[0] = _sealed_beside(out[LEVEL])
-                found[0] = find_runs(out[CLEV])
+                found[0] = find_runs(out[CLEV], scan=self._split()[8])
             if self._runs:  # the run-block pass leaves the counts to the caller
                 runs = found[0]
                 out[NCLEV] = len(runs.levelruns) - 1 if runs is not None else _count_of(out[CLEV])
@@ -1593,7 +1594,7 @@ class WavefrontKernel(Kernel):
         (``ahead``), else from a histogram stage run when they are asked for (a plan whose
         estimate settles without them never counts them)."""
         stages = self._split()
-        fill_k, reach_k = stages[6:]
+        fill_k, reach_k = stages[6:8]
         runs = len(found.first)
         order = np.empty(len(work), dtype=np.int32)  # the executor's width (NARROW_ORDER)
         run_work = np.empty(runs, dtype=np.int64)  # in node order
@@ -2056,10 +2057,11 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 (rebuilt on the first ``check=True`` call when an unchecked call built them)."""
 
 
-Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
+Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, RunScan]
 """The pass as two (levels and work; coarse levels), the order and sums stages over a range
-of positions, the count's histogram and slots over one, and the sort by runs' fill and
-reach (:meth:`WavefrontKernel._by_runs`)."""
+of positions, the count's histogram and slots over one, the sort by runs' fill and
+reach (:meth:`WavefrontKernel._by_runs`), and the scan for the runs' starts
+(:mod:`spf.runtime.run_scan`, fixed C: the same library for every wavefront)."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
@@ -2456,6 +2458,7 @@ def compile_wavefront(
         compile_kernel,
         compile_units,
         compile_units_deferring,
+        optimisation_flags,
     )
 
     if len(executor.loops) != 1:
@@ -2507,9 +2510,10 @@ def compile_wavefront(
             build_run_reach(analysis, f"{library}_reach"),
         )
         unit = _light_unit(stages, f"{library}_split")
-        return cast(
-            "Split", tuple(compile_units([unit], light_flags=light_opt_flags(), **options)[0])
-        )
+        kernels = compile_units([unit], light_flags=light_opt_flags(), **options)[0]
+        flags = optimisation_flags(options.get("cflags"), "light", light_opt_flags())
+        scan = build_run_scan(flags, options.get("cache_dir"))
+        return cast("Split", (*kernels, scan))
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run_name}_serial", check, **options)

@@ -40,6 +40,7 @@ from spf.runtime.coarse_runs import (
     split_runs,
 )
 from spf.runtime.plan import _pick, _reach
+from spf.runtime.run_scan import RunScan
 
 if TYPE_CHECKING:
     from spf.runtime.plan import WavefrontKernel
@@ -268,6 +269,64 @@ def test_the_runs_count_their_coarse_levels() -> None:
     assert counted is not None
     for name in ("first", "pos", "levelruns"):
         np.testing.assert_array_equal(getattr(counted, name), getattr(given, name), name)
+
+
+def _numpy_starts(clev: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.flatnonzero(clev[1:] != clev[:-1]) + 1]).astype(np.int64)
+
+
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 31, 32, 33, 1000, 4099])
+def test_the_scan_finds_the_runs_starts_as_numpy(sptrsv_wavefront: WavefrontKernel, n: int) -> None:
+    """The C scan for the runs' starts (:mod:`spf.runtime.run_scan`, sixteen pairs at a
+    time) gives numpy's starts for every length mod 16, changes at every node, at none, at
+    the pairs that straddle its blocks of sixteen and in its tail, and keys that differ in
+    one bit or in the sign; None once the runs pass the cap, whichever pair passes it."""
+    scan = sptrsv_wavefront._split()[8]
+    assert isinstance(scan, RunScan)
+    rng = np.random.default_rng(n)
+    patterns = [
+        np.zeros(n, dtype=np.int32),
+        np.arange(n, dtype=np.int32),
+        run_keys(rng, n, 3, 20),
+        rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int64).astype(np.int32),
+    ]
+    edges = np.zeros(n, dtype=np.int32)  # a change at each block edge and the tail's nodes
+    for at in (1, 15, 16, 17, 32, 33, n - 1, n - 2):
+        if 0 < at < n:
+            edges[at:] ^= 1 << (at % 31)
+    patterns.append(edges)
+    for clev in patterns:
+        want = _numpy_starts(clev)
+        for cap in sorted({1, max(len(want) - 1, 1), len(want), len(want) + 1, n}):
+            got = scan(clev, cap)
+            if len(want) > cap:
+                assert got is None, cap
+            else:
+                assert got is not None, cap
+                assert got.dtype == np.int64
+                np.testing.assert_array_equal(got, want)
+
+
+def test_the_runs_found_by_the_scan_are_numpys(sptrsv_wavefront: WavefrontKernel) -> None:
+    """:func:`find_runs` with the C scan gives numpy's runs, field for field, and refuses
+    the keys numpy refuses (more than ``n / MIN_RUN`` runs); keys that are not a contiguous
+    ``int32`` array take numpy's way."""
+    scan = sptrsv_wavefront._split()[8]
+    rng = np.random.default_rng(8)
+    fields = ("first", "pos", "levelruns", "start", "size", "at", "perm")
+    for clev in (run_keys(rng, 20000, 40, 200), run_keys(rng, 4099, 7, 40)):
+        for keys in (clev, clev.astype(np.int64), np.repeat(clev, 2)[::2]):
+            want, got = find_runs(keys), find_runs(keys, scan=scan)
+            assert want is not None
+            assert got is not None
+            for name in fields:
+                np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
+    n = 16 * 100
+    ragged = np.repeat(np.arange(n // 15 + 1, dtype=np.int32), 15)[:n]  # 107 runs > n / 16
+    assert find_runs(ragged) is None
+    assert find_runs(ragged, scan=scan) is None
+    fitting = np.repeat(np.arange(n // 16, dtype=np.int32), 16)  # exactly n / 16 runs
+    assert find_runs(fitting, scan=scan) is not None
 
 
 def test_likely_runs_tells_runs_from_scattered_keys() -> None:
