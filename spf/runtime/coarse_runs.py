@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -62,10 +63,17 @@ class Runs:
     perm: np.ndarray
 
 
-Scan = Callable[[np.ndarray, int], "np.ndarray | None"]
-"""The first node of each run of a C-contiguous ``int32`` array of at least one node, as
-``int64``, or None when there are more runs than the ``int`` given:
-:class:`spf.runtime.run_scan.RunScan`."""
+class Scan(Protocol):
+    """What finds the runs in C (:class:`spf.runtime.run_scan.RunScan`): their starts and
+    keys in one read of the keys, and their sort by key."""
+
+    def starts(self, clev: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first node of each run of the C-contiguous ``int32`` keys ``clev`` (at least
+        one), as ``int64``, and the run's key; None past ``cap`` runs."""
+
+    def sorted(self, keys: np.ndarray, start: np.ndarray, n: int, levels: int) -> Runs | None:
+        """The runs beginning at ``start`` (``n`` nodes in all) of keys ``keys``, sorted as
+        :func:`find_runs` sorts them; None when a key is not in ``[0, levels)``."""
 
 
 def find_runs(clev: np.ndarray, levels: int | None = None, scan: Scan | None = None) -> Runs | None:
@@ -81,10 +89,16 @@ def find_runs(clev: np.ndarray, levels: int | None = None, scan: Scan | None = N
         return None
     cap = max(n // MIN_RUN, 1)
     if scan is not None and clev.dtype == np.int32 and clev.flags.c_contiguous:
-        starts = scan(clev, cap)
-        if starts is None:
+        found = scan.starts(clev, cap)
+        if found is None:
             return None
-        runs = len(starts)
+        starts, key = found
+        if levels is None:
+            levels = int(key.max()) + 1
+        got = scan.sorted(key, starts, n, levels)
+        if got is not None:
+            return got
+        runs = len(starts)  # a key below 0 or of a level not counted: numpy's way
     else:
         step = np.flatnonzero(clev[1:] != clev[:-1])
         runs = len(step) + 1
@@ -93,9 +107,9 @@ def find_runs(clev: np.ndarray, levels: int | None = None, scan: Scan | None = N
         starts = np.empty(runs, dtype=np.int64)
         starts[0] = 0
         np.add(step, 1, out=starts[1:])
-    key = clev[starts]
-    if levels is None:
-        levels = int(key.max()) + 1
+        key = clev[starts]
+        if levels is None:
+            levels = int(key.max()) + 1
     perm = np.argsort(key, kind="stable")
     size = np.diff(starts, append=n)
     pos = np.zeros(runs + 1, dtype=np.int64)

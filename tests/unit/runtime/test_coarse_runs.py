@@ -278,9 +278,10 @@ def _numpy_starts(clev: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 31, 32, 33, 1000, 4099])
 def test_the_scan_finds_the_runs_starts_as_numpy(sptrsv_wavefront: WavefrontKernel, n: int) -> None:
     """The C scan for the runs' starts (:mod:`spf.runtime.run_scan`, sixteen pairs at a
-    time) gives numpy's starts for every length mod 16, changes at every node, at none, at
-    the pairs that straddle its blocks of sixteen and in its tail, and keys that differ in
-    one bit or in the sign; None once the runs pass the cap, whichever pair passes it."""
+    time) gives numpy's starts and the runs' keys for every length mod 16, changes at
+    every node, at none, at the pairs that straddle its blocks of sixteen and in its tail,
+    and keys that differ in one bit or in the sign; None once the runs pass the cap,
+    whichever pair passes it."""
     scan = sptrsv_wavefront._split()[8]
     assert isinstance(scan, RunScan)
     rng = np.random.default_rng(n)
@@ -298,29 +299,42 @@ def test_the_scan_finds_the_runs_starts_as_numpy(sptrsv_wavefront: WavefrontKern
     for clev in patterns:
         want = _numpy_starts(clev)
         for cap in sorted({1, max(len(want) - 1, 1), len(want), len(want) + 1, n}):
-            got = scan(clev, cap)
+            got = scan.starts(clev, cap)
             if len(want) > cap:
                 assert got is None, cap
             else:
                 assert got is not None, cap
-                assert got.dtype == np.int64
-                np.testing.assert_array_equal(got, want)
+                assert got[0].dtype == np.int64
+                assert got[1].dtype == np.int32
+                np.testing.assert_array_equal(got[0], want)
+                np.testing.assert_array_equal(got[1], clev[want])
 
 
 def test_the_runs_found_by_the_scan_are_numpys(sptrsv_wavefront: WavefrontKernel) -> None:
-    """:func:`find_runs` with the C scan gives numpy's runs, field for field, and refuses
-    the keys numpy refuses (more than ``n / MIN_RUN`` runs); keys that are not a contiguous
-    ``int32`` array take numpy's way."""
+    """:func:`find_runs` with the C scan and sort gives numpy's runs, field for field and
+    dtype for dtype (levels counted or given, empty levels, a level of one run, one run),
+    and refuses the keys numpy refuses (more than ``n / MIN_RUN`` runs); keys that are not
+    a contiguous ``int32`` array, and keys the given levels do not cover (numpy's error),
+    take numpy's way."""
     scan = sptrsv_wavefront._split()[8]
     rng = np.random.default_rng(8)
     fields = ("first", "pos", "levelruns", "start", "size", "at", "perm")
-    for clev in (run_keys(rng, 20000, 40, 200), run_keys(rng, 4099, 7, 40)):
+    one = np.full(100, 3, dtype=np.int32)
+    cases = [run_keys(rng, 20000, 40, 200), run_keys(rng, 4099, 7, 40), one]
+    for clev in cases:
+        most = int(clev.max())
         for keys in (clev, clev.astype(np.int64), np.repeat(clev, 2)[::2]):
-            want, got = find_runs(keys), find_runs(keys, scan=scan)
-            assert want is not None
-            assert got is not None
-            for name in fields:
-                np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
+            for levels in (None, most + 1, most + 5):
+                want, got = find_runs(keys, levels), find_runs(keys, levels, scan=scan)
+                assert want is not None
+                assert got is not None
+                for name in fields:
+                    mine, numpys = getattr(got, name), getattr(want, name)
+                    assert mine.dtype == numpys.dtype, name
+                    np.testing.assert_array_equal(mine, numpys, name)
+            for way in (None, scan):  # a key past the levels given: numpy's error either way
+                with pytest.raises(ValueError, match="wrong size"):
+                    find_runs(keys, most, scan=way)
     n = 16 * 100
     ragged = np.repeat(np.arange(n // 15 + 1, dtype=np.int32), 15)[:n]  # 107 runs > n / 16
     assert find_runs(ragged) is None
