@@ -1615,7 +1615,7 @@ class WavefrontKernel(Kernel):
             return _level_sizes(stages[4], level, levels, given)
 
         reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given))
-        parts = split_runs(found, wsum, order, team, reach, run_top)
+        parts = split_runs(found, wsum, order, team, reach, run_top, stages[8])
         return level_sizes, parts, int(wsum[-1])
 
     def _sorted(

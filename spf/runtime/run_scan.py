@@ -29,6 +29,13 @@ PROTOTYPES = (
     "int64_t spf_sort_runs(const int32_t *keys, const int64_t *start, int64_t runs, int64_t n, "
     "int64_t levels, int64_t *size, int64_t *levelruns, int64_t *perm, int64_t *first, "
     "int64_t *pos, int64_t *at)",
+    "int64_t spf_run_cuts(const int64_t *ws, int64_t nws, const int64_t *levelruns, "
+    "int64_t levels, int64_t threads, const int64_t *top, const int64_t *perm, int64_t *cut, "
+    "int64_t *unsure, int64_t *run, int64_t *share)",
+    "int64_t spf_run_parts(const int64_t *ws, int64_t nws, const int64_t *pos, "
+    "const int64_t *levelruns, int64_t levels, int64_t threads, const int64_t *cut, "
+    "int64_t *ptr, int64_t *partptr, int64_t *largest)",
+    "int64_t spf_run_breaks(const int64_t *first, const int64_t *pos, int64_t runs, int64_t *out)",
 )
 
 SOURCE = r"""#include <stdint.h>
@@ -107,6 +114,96 @@ int64_t spf_sort_runs(const int32_t *restrict keys, const int64_t *restrict star
   }
   return 0;
 }
+
+/* The cuts of spf.runtime.coarse_runs.split_runs: for each of the levels (runs
+   levelruns[c] .. levelruns[c + 1]) and share k = 1 .. threads - 1, the target
+   ws[s] + (ws[e] - ws[s]) * k / threads (ws: the work before each run, nws = runs + 1
+   entries, from 0), the first run boundary q reaching it (a binary search of all of ws,
+   as numpy's searchsorted), and, the target falling inside run q - 1, that run or the
+   next: the run (a cut before it) when the share in it is below half its work, else the
+   next; cut[c * (threads - 1) + k - 1] gets it. Where the run must be read to know
+   (below half, and with top[] (each run's largest work of a node, in node order, run r
+   of the sorted runs being perm[r]) the half within that of the share), the cut gets
+   the run and unsure[], run[] and share[] get its place in cut[], the run and the share
+   in it, for the reach stage. The number of those. */
+int64_t spf_run_cuts(const int64_t *restrict ws, int64_t nws, const int64_t *restrict levelruns,
+                     int64_t levels, int64_t threads, const int64_t *restrict top,
+                     const int64_t *restrict perm, int64_t *restrict cut,
+                     int64_t *restrict unsure, int64_t *restrict run, int64_t *restrict share)
+{
+  int64_t asked = 0, at = 0;
+  for (int64_t c = 0; c < levels; c++) {
+    int64_t low = ws[levelruns[c]], span = ws[levelruns[c + 1]] - low;
+    for (int64_t k = 1; k < threads; k++, at++) {
+      int64_t target = low + span * k / threads;
+      int64_t lo = 0, hi = nws;
+      while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ws[mid] < target)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      if (ws[lo < nws - 1 ? lo : nws - 1] <= target) {
+        cut[at] = lo;
+        continue;
+      }
+      int64_t r = lo - 1, in = target - ws[r], whole = ws[r + 1] - ws[r];
+      int before = 2 * in < whole;
+      cut[at] = before ? r : r + 1;
+      if (before && (top == NULL || whole <= 2 * (in + top[perm[r]] - 1))) {
+        unsure[asked] = at;
+        run[asked] = r;
+        share[asked++] = in;
+      }
+    }
+  }
+  return asked;
+}
+
+/* spf.runtime.coarse.cut_parts of the levels' runs cut at cut[] (threads - 1 a level, as
+   spf_run_cuts writes them), in runs: each level's boundaries (its first run, the cuts,
+   its end) made nondecreasing, a part between each two that differ. ptr[c] the parts
+   before level c (levels + 1 entries), partptr[p] part p's first position (pos[] of its
+   first run; then pos[runs]), largest[c] the work of level c's largest part (0 for a
+   level of none). The number of parts. */
+int64_t spf_run_parts(const int64_t *restrict ws, int64_t nws, const int64_t *restrict pos,
+                      const int64_t *restrict levelruns, int64_t levels, int64_t threads,
+                      const int64_t *restrict cut, int64_t *restrict ptr,
+                      int64_t *restrict partptr, int64_t *restrict largest)
+{
+  int64_t parts = 0;
+  ptr[0] = 0;
+  for (int64_t c = 0; c < levels; c++) {
+    int64_t lo = levelruns[c], most = 0;
+    for (int64_t k = 0; k < threads; k++) {
+      int64_t hi = k + 1 < threads ? cut[c * (threads - 1) + k] : levelruns[c + 1];
+      if (hi > lo) {
+        partptr[parts++] = pos[lo];
+        if (ws[hi] - ws[lo] > most)
+          most = ws[hi] - ws[lo];
+        lo = hi;
+      }
+    }
+    largest[c] = most;
+    ptr[c + 1] = parts;
+  }
+  partptr[parts] = pos[nws - 1];
+  return parts;
+}
+
+/* spf.runtime.coarse_runs.breaks: the last position of each sorted run (first[] its
+   first node, pos[] its first position, runs + 1 entries) followed by a run that does not
+   begin at the node after it. The number of them. */
+int64_t spf_run_breaks(const int64_t *restrict first, const int64_t *restrict pos, int64_t runs,
+                       int64_t *restrict out)
+{
+  int64_t count = 0;
+  for (int64_t r = 0; r + 1 < runs; r++)
+    if (first[r + 1] != first[r] + (pos[r + 1] - pos[r]))
+      out[count++] = pos[r + 1] - 1;
+  return count;
+}
 """
 
 
@@ -120,6 +217,9 @@ class RunScan:
         self._lib = ffi.dlopen(path)
         self._starts = self._lib.spf_run_starts
         self._sort = self._lib.spf_sort_runs
+        self._cuts = self._lib.spf_run_cuts
+        self._parts = self._lib.spf_run_parts
+        self._breaks = self._lib.spf_run_breaks
         self._buffer = ffi._backend.from_buffer  # ffi.from_buffer minus a Python frame
         self._int32 = ffi.typeof("int32_t[]")
         self._int64 = ffi.typeof("int64_t[]")
@@ -155,6 +255,45 @@ class RunScan:
         if got < 0:
             return None
         return Runs(first, pos, levelruns, start, size, at, perm)
+
+    def cuts(
+        self, runs: Runs, ws: np.ndarray, threads: int, top: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The cuts of :func:`spf.runtime.coarse_runs.split_runs` (``threads - 1`` per
+        coarse level, in runs), those that the rows of a run must settle already set to
+        the cut before that run, and for those their places in the cuts, their runs and
+        their shares in those runs (``spf_run_cuts``)."""
+        levels = len(runs.levelruns) - 1
+        cut = np.empty(levels * (threads - 1), dtype=np.int64)
+        unsure, run, share = (np.empty(len(cut), dtype=np.int64) for _ in range(3))
+        buffer, i64, null = self._buffer, self._int64, self._ffi.NULL
+        tops = (null, null)
+        if top is not None:
+            tops = buffer(i64, top, False), buffer(i64, runs.perm, False)
+        read = buffer(i64, ws, False), len(ws), buffer(i64, runs.levelruns, False)
+        outs = [buffer(i64, a, True) for a in (cut, unsure, run, share)]
+        asked = self._cuts(*read, levels, threads, *tops, *outs)
+        return cut, unsure[:asked], run[:asked], share[:asked]
+
+    def parts(
+        self, runs: Runs, ws: np.ndarray, threads: int, cut: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The parts of the coarse levels of ``runs`` cut at ``cut`` (from :meth:`cuts`),
+        as :func:`spf.runtime.coarse.cut_parts` makes them, in positions: (ptr, partptr,
+        largest, breaks), the last :func:`spf.runtime.coarse_runs.breaks`."""
+        levels, count = len(runs.levelruns) - 1, len(runs.first)
+        ptr = np.empty(levels + 1, dtype=np.int64)
+        partptr = np.empty(levels * threads + 1, dtype=np.int64)
+        largest = np.empty(levels, dtype=np.int64)
+        buffer, i64 = self._buffer, self._int64
+        read = [buffer(i64, a, False) for a in (ws, runs.pos, runs.levelruns)]
+        outs = [buffer(i64, a, True) for a in (ptr, partptr, largest)]
+        cuts = buffer(i64, cut, False)
+        parts = self._parts(read[0], len(ws), *read[1:], levels, threads, cuts, *outs)
+        breaks = np.empty(max(count - 1, 0), dtype=np.int64)
+        into = buffer(i64, breaks, True)
+        found = self._breaks(buffer(i64, runs.first, False), read[1], count, into)
+        return ptr, partptr[: parts + 1].copy(), largest, breaks[:found].copy()
 
 
 _BUILT: dict[tuple[str, tuple[str, ...] | None], RunScan] = {}

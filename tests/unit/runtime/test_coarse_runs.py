@@ -94,12 +94,17 @@ def _numpy_reach(work: np.ndarray, asked: list[tuple[int, int]]) -> Reach:
     return reach
 
 
+@pytest.mark.parametrize("in_c", [False, True])
 @pytest.mark.parametrize("team", [2, 3, 4])
-def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(team: int) -> None:
+def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(
+    sptrsv_wavefront: WavefrontKernel, team: int, in_c: bool
+) -> None:
     """A cut moves to the nearer boundary of the run its share falls in (a tie: the later
     one), so a run whose share lies in its second half of work (or at the half) ends the
     part whatever its rows' work: ``split_runs`` reads the rows of the other runs only,
-    and its parts are ``coarse.split``'s, ties included (even work)."""
+    and its parts are ``coarse.split``'s, ties included (even work), in numpy and in C
+    (:mod:`spf.runtime.run_scan`)."""
+    scan = sptrsv_wavefront._split()[8] if in_c else None
     rng = np.random.default_rng(team)
     n = 30000
     clev = run_keys(rng, n, 60, 300)
@@ -117,21 +122,26 @@ def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(team: int)
         run_sum = np.zeros(len(found.first) + 1, dtype=np.int64)
         run_sum[1:] = wsum[found.pos[1:]]
         asked: list[tuple[int, int]] = []
-        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked))
+        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), scan=scan)
         want = coarse.split(order, cptr, nclev, work, blocks, team, wsum)
         for name in ("ptr", "partptr", "largest"):
             np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
+        assert (parts.levels, parts.parts) == (want.levels, want.parts)
         assert asked
         assert all(twice < whole for twice, whole in asked)
 
 
+@pytest.mark.parametrize("in_c", [False, True])
 @pytest.mark.parametrize("team", [2, 3, 4])
-def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(team: int) -> None:
+def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(
+    sptrsv_wavefront: WavefrontKernel, team: int, in_c: bool
+) -> None:
     """Given each run's largest work of a node, ``split_runs`` reads only the runs whose
     half of work lies within that of the share (the least prefix sum reaching the share is
     at most the share plus one node's work, less one): on even work, as Poisson's rows
     nearly are, a few runs instead of about half of those the cuts fall in; the parts are
-    ``coarse.split``'s, ties included."""
+    ``coarse.split``'s, ties included, in numpy and in C (:mod:`spf.runtime.run_scan`)."""
+    scan = sptrsv_wavefront._split()[8] if in_c else None
     rng = np.random.default_rng(team)
     n = 30000
     clev = run_keys(rng, n, 60, 300)
@@ -155,8 +165,8 @@ def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(team
         run_sum[1:] = wsum[found.pos[1:]]
         asked: list[tuple[int, int]] = []
         unbounded: list[tuple[int, int]] = []
-        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), top)
-        split_runs(found, run_sum, order, team, _numpy_reach(work, unbounded))
+        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), top, scan)
+        split_runs(found, run_sum, order, team, _numpy_reach(work, unbounded), scan=scan)
         want = coarse.split(order, cptr, nclev, work, blocks, team, wsum)
         for name in ("ptr", "partptr", "largest"):
             np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
@@ -164,6 +174,46 @@ def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(team
         assert all(twice < whole for twice, whole in asked)
         if work.min() == work.max():  # a half within one node of the share: rare
             assert len(asked) * 4 < len(unbounded)
+
+
+def _parts_fields(parts: coarse.Parts) -> dict[str, object]:
+    fields = ("levels", "parts", "ptr", "partptr", "largest", "breaks", "work", "stretches")
+    got: dict[str, object] = {}
+    for name in fields:
+        value = getattr(parts, name)
+        got[name] = (value.dtype, value.tolist()) if isinstance(value, np.ndarray) else value
+    return got
+
+
+@pytest.mark.parametrize("team", [1, 2, 3, 4, 7])
+def test_the_parts_cut_in_c_are_numpys(sptrsv_wavefront: WavefrontKernel, team: int) -> None:
+    """``split_runs`` in C (:mod:`spf.runtime.run_scan`: the cuts, the parts and the breaks)
+    gives numpy's parts field for field and dtype for dtype, with and without each run's
+    largest work, asking the reach stage about the same runs: uneven and even work, levels
+    of one run and empty levels, more threads than a level has runs."""
+    scan = sptrsv_wavefront._split()[8]
+    rng = np.random.default_rng(10 + team)
+    for n, count, longest in ((30000, 60, 300), (5000, 400, 40), (2000, 3, 900)):
+        clev = run_keys(rng, n, count, longest)
+        nclev = int(clev.max()) + 3  # two empty levels at the end
+        found = find_runs(clev, nclev)
+        assert found is not None
+        order = np.argsort(clev, kind="stable").astype(np.int32)
+        for work in (rng.integers(1, 9, n), np.full(n, 2), rng.integers(1, 3, n) * 2):
+            work = work.astype(np.int64)
+            wsum = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(work[order], out=wsum[1:])
+            run_sum = np.zeros(len(found.first) + 1, dtype=np.int64)
+            run_sum[1:] = wsum[found.pos[1:]]
+            top = np.maximum.reduceat(work, found.start)
+            for tops in (top, None):
+                asked: list[tuple[int, int]] = []
+                in_c: list[tuple[int, int]] = []
+                want = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), tops)
+                got = split_runs(found, run_sum, order, team, _numpy_reach(work, in_c), tops, scan)
+                assert got.order is order
+                assert _parts_fields(got) == _parts_fields(want)
+                assert sorted(in_c) == sorted(asked)
 
 
 def test_short_runs_keep_the_row_sort() -> None:
