@@ -57,7 +57,7 @@ import threading
 import weakref
 import zlib
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -2510,10 +2510,12 @@ def compile_wavefront(
             build_run_reach(analysis, f"{library}_reach"),
         )
         unit = _light_unit(stages, f"{library}_split")
-        kernels = compile_units([unit], light_flags=light_opt_flags(), **options)[0]
         flags = optimisation_flags(options.get("cflags"), "light", light_opt_flags())
-        scan = build_run_scan(flags, options.get("cache_dir"))
-        return cast("Split", (*kernels, scan))
+        # the runs' fixed C (one library for every wavefront) compiled beside the unit
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            scan = pool.submit(build_run_scan, flags, options.get("cache_dir"))
+            kernels = compile_units([unit], light_flags=light_opt_flags(), **options)[0]
+            return cast("Split", (*kernels, scan.result()))
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run_name}_serial", check, **options)
