@@ -186,6 +186,12 @@ def breaks(runs: Runs) -> np.ndarray:
     return out
 
 
+def _int64s(*arrays: np.ndarray | None) -> bool:
+    """Whether each of ``arrays`` that is given is a C-contiguous ``int64`` array (what
+    :class:`Scan`'s C reads)."""
+    return all(a is None or (a.dtype == np.int64 and a.flags.c_contiguous) for a in arrays)
+
+
 def split_runs(
     runs: Runs,
     wsum: np.ndarray,
@@ -204,7 +210,7 @@ def split_runs(
     is given only those whose half lies within that largest work of the share. With
     ``scan``, the same in C around the reach stage (:class:`Scan`: on Poisson's 1,007
     coarse levels and 8,000 runs, ~35 numpy calls on arrays the fill left in memory)."""
-    if scan is not None:
+    if scan is not None and _int64s(wsum, top, runs.first, runs.pos, runs.levelruns, runs.perm):
         cut, unsure, run, share_in = scan.cuts(runs, wsum, threads, top)
         if len(unsure):
             reached = reach(runs.first[run], runs.pos[run + 1] - runs.pos[run], share_in)

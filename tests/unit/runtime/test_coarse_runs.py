@@ -214,6 +214,10 @@ def test_the_parts_cut_in_c_are_numpys(sptrsv_wavefront: WavefrontKernel, team: 
                 assert got.order is order
                 assert _parts_fields(got) == _parts_fields(want)
                 assert sorted(in_c) == sorted(asked)
+    narrow = run_sum.astype(np.int32)  # not what the C reads: numpy's way, the same parts
+    want = split_runs(found, narrow, order, team, _numpy_reach(work, []), top)
+    got = split_runs(found, narrow, order, team, _numpy_reach(work, []), top, scan)
+    assert _parts_fields(got) == _parts_fields(want)
 
 
 def test_short_runs_keep_the_row_sort() -> None:
