@@ -1282,7 +1282,9 @@ class WavefrontKernel(Kernel):
         spec = self._copy_spec
         if copies is False or (spec is not None and strategy not in ("coarse", "levels")):
             return ()  # a serial plan runs no parts
-        if copies is None and (spec is None or not pays(order, work, breaks)):
+        split = self._split_kernels  # the breaks of runs come with it
+        sampled = split[8].sampled if breaks is not None and split is not None else None
+        if copies is None and (spec is None or not pays(order, work, breaks, sampled)):
             return ()
         why: str | None = "its rows read no segment that copies keep"
         if spec is not None:

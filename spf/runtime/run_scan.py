@@ -36,6 +36,7 @@ PROTOTYPES = (
     "const int64_t *levelruns, int64_t levels, int64_t threads, const int64_t *cut, "
     "int64_t *ptr, int64_t *partptr, int64_t *largest)",
     "int64_t spf_run_breaks(const int64_t *first, const int64_t *pos, int64_t runs, int64_t *out)",
+    "int64_t spf_sampled_breaks(const int64_t *breaks, int64_t count, int64_t samples, int64_t n)",
 )
 
 SOURCE = r"""#include <stdint.h>
@@ -204,6 +205,30 @@ int64_t spf_run_breaks(const int64_t *restrict first, const int64_t *restrict po
       out[count++] = pos[r + 1] - 1;
   return count;
 }
+
+/* spf.runtime.copies._sampled: how many of breaks[0 .. count) (0 <= b <= n - 2) are among
+   the samples of numpy's linspace(0, n - 2, samples) as int64 (samples >= 2, n - 2 >=
+   samples - 1): sample j is j times the double (n - 2) / (samples - 1), truncated, the last
+   n - 2; a break can only equal the sample of the least j whose exact product reaches it,
+   or the next. */
+int64_t spf_sampled_breaks(const int64_t *restrict breaks, int64_t count, int64_t samples,
+                           int64_t n)
+{
+  int64_t last = samples - 1, span = n - 2, hits = 0;
+  double step = (double)span / (double)last;
+  for (int64_t k = 0; k < count; k++) {
+    int64_t b = breaks[k], j = (b * last + (span - 1)) / span;
+    int hit = 0;
+    for (int t = 0; t < 2; t++) {
+      if (j > last)
+        j = last;
+      hit |= (j >= last ? n - 2 : (int64_t)((double)j * step)) == b;
+      j++;
+    }
+    hits += hit;
+  }
+  return hits;
+}
 """
 
 
@@ -220,6 +245,7 @@ class RunScan:
         self._cuts = self._lib.spf_run_cuts
         self._parts = self._lib.spf_run_parts
         self._breaks = self._lib.spf_run_breaks
+        self._sampled = self._lib.spf_sampled_breaks
         self._buffer = ffi._backend.from_buffer  # ffi.from_buffer minus a Python frame
         self._int32 = ffi.typeof("int32_t[]")
         self._int64 = ffi.typeof("int64_t[]")
@@ -294,6 +320,12 @@ class RunScan:
         into = buffer(i64, breaks, True)
         found = self._breaks(buffer(i64, runs.first, False), read[1], count, into)
         return ptr, partptr[: parts + 1].copy(), largest, breaks[:found].copy()
+
+    def sampled(self, samples: int, breaks: np.ndarray, n: int) -> int:
+        """:func:`spf.runtime.copies._sampled` (``samples >= 2``, ``breaks`` a C-contiguous
+        ``int64`` array of positions ``0 ... n - 2``, ``n - 2 >= samples - 1``)."""
+        got = self._buffer(self._int64, breaks, False)
+        return int(self._sampled(got, len(breaks), samples, n))
 
 
 _BUILT: dict[tuple[str, tuple[str, ...] | None], RunScan] = {}

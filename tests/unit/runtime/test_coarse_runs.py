@@ -263,10 +263,14 @@ def test_the_runs_breaks_are_the_orders(n: int) -> None:
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 100, 16385, 16386, 99991, 1_000_001, 3_333_334])
-def test_the_sampled_breaks_are_those_a_search_finds(n: int) -> None:
+def test_the_sampled_breaks_are_those_a_search_finds(
+    sptrsv_wavefront: WavefrontKernel, n: int
+) -> None:
     """``copies.pays`` looks each break up where the sample equal to it can only be (one of
     four samples by the step): the count of breaks among the samples is a binary search's,
-    for breaks at random, right on samples, beside them, at both ends of the order."""
+    for breaks at random, right on samples, beside them, at both ends of the order, in
+    numpy and in C (:meth:`spf.runtime.run_scan.RunScan.sampled`)."""
+    scan = sptrsv_wavefront._split()[8]
     at = np.linspace(0, n - 2, num=min(copies.SAMPLES, n - 1), dtype=np.int64)
     rng = np.random.default_rng(n)
     ends = np.array([0, n - 2], dtype=np.int64)
@@ -278,6 +282,8 @@ def test_the_sampled_breaks_are_those_a_search_finds(n: int) -> None:
             where = np.minimum(np.searchsorted(at, found), len(at) - 1)
             want = int(np.count_nonzero(at[where] == found))
             assert copies._sampled(len(at), found, n) == want
+            if len(at) > 1:
+                assert scan.sampled(len(at), found, n) == want
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 100, 16384, 16385, 16386, 99991, 1_000_001, 2**31 - 1])
@@ -293,10 +299,14 @@ def test_the_samples_computed_are_linspaces(n: int) -> None:
     assert (got[samples:] == n - 2).all()
 
 
-def test_every_position_is_looked_up_as_a_search_finds_it() -> None:
+def test_every_position_is_looked_up_as_a_search_finds_it(
+    sptrsv_wavefront: WavefrontKernel,
+) -> None:
     """Every position of small orders, one at a time and all at once, and every position
     beside a sample of orders of many sizes: each is among the samples exactly when a
-    binary search among ``np.linspace``'s finds it (two candidate samples per break)."""
+    binary search among ``np.linspace``'s finds it (two candidate samples per break), in
+    numpy and in C."""
+    scan = sptrsv_wavefront._split()[8]
     rng = np.random.default_rng(11)
     sizes = [*range(2, 400), *map(int, rng.integers(16_000, 2**31 - 2, 60))]
     for n in sizes:
@@ -311,7 +321,10 @@ def test_every_position_is_looked_up_as_a_search_finds_it() -> None:
             singles = []
         for got in (found, *singles):
             where = np.minimum(np.searchsorted(at, got), len(at) - 1)
-            assert copies._sampled(samples, got, n) == int(np.count_nonzero(at[where] == got))
+            want = int(np.count_nonzero(at[where] == got))
+            assert copies._sampled(samples, got, n) == want
+            if samples > 1:
+                assert scan.sampled(samples, got, n) == want
 
 
 def test_the_runs_count_their_coarse_levels() -> None:
