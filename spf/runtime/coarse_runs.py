@@ -21,7 +21,9 @@ boundary by work, a tie to the later one) and the same largest parts
 (``tests/unit/runtime/test_coarse_runs.py``, ``tests/e2e/test_wavefront_coarse_runs.py``
 compare both). A loop whose runs are short
 (scattered coarse levels: :data:`MIN_RUN`) keeps the row sort, whose generated stages cost
-less per node than numpy per run.
+less per node than numpy per run. Where the split unit is loaded (every inspection that
+sorts by runs), the runs' starts and sort and the cuts around the reach stage run in fixed
+C (:mod:`spf.runtime.run_scan`, :class:`Scan`), the same values as the numpy here.
 """
 
 from __future__ import annotations

@@ -1,16 +1,22 @@
-"""The first node of each run of a loop's coarse levels, found in C (:func:`build_run_scan`).
+"""A coarse plan's runs found, sorted and cut in fixed C (:func:`build_run_scan`).
 
 :func:`spf.runtime.coarse_runs.find_runs` needs the nodes where the coarse level changes
 from one node to the next. numpy finds them in three passes (a compare of the two shifted
 views into a fresh boolean array, its count and its positions); the coarse levels were
 written by the pass milliseconds before and are read from memory, so the scan here reads
 them once: sixteen neighbouring pairs at a time, their differences or'ed together (a
-vector loop), the pairs looked at one by one only where one differs, the starts written
-as they are found and the scan given up once there are more runs than the caller takes.
-The same starts (``tests/unit/runtime/test_coarse_runs.py``). The function is fixed C, not
-generated (spf's statements cannot write through a running count): built once per cache
-directory and flags, beside the stages that sort by runs
-(:func:`spf.runtime.plan.compile_wavefront`), and kept loaded for the process."""
+vector loop), the pairs looked at one by one only where one differs, the starts and keys
+written as they are found and the scan given up once there are more runs than the caller
+takes. The O(runs) and O(levels x threads) work after it, which numpy did in some fifty
+calls on small arrays fetched from memory, is one loop each here: the runs' stable
+counting sort by key (:meth:`RunScan.sorted`), the cuts and the parts of
+:func:`spf.runtime.coarse_runs.split_runs` around its reach stage (:meth:`RunScan.cuts`,
+:meth:`RunScan.parts`) and the count of breaks among the copies' samples
+(:meth:`RunScan.sampled`, :func:`spf.runtime.copies.pays`). The same values
+(``tests/unit/runtime/test_coarse_runs.py``; docs/inspection.md, "The runs found and cut in
+C"). The functions are fixed C, not generated (spf's statements cannot write through a
+running count): built once per cache directory and flags, beside the stages that sort by
+runs (:func:`spf.runtime.plan.compile_wavefront`), and kept loaded for the process."""
 
 from __future__ import annotations
 
