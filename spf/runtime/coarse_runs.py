@@ -21,13 +21,16 @@ boundary by work, a tie to the later one) and the same largest parts
 (``tests/unit/runtime/test_coarse_runs.py``, ``tests/e2e/test_wavefront_coarse_runs.py``
 compare both). A loop whose runs are short
 (scattered coarse levels: :data:`MIN_RUN`) keeps the row sort, whose generated stages cost
-less per node than numpy per run.
+less per node than numpy per run. Where the split unit is loaded (every inspection that
+sorts by runs), the runs' starts and sort and the cuts around the reach stage run in fixed
+C (:mod:`spf.runtime.run_scan`, :class:`Scan`), the same values as the numpy here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -62,26 +65,66 @@ class Runs:
     perm: np.ndarray
 
 
-def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
+class Scan(Protocol):
+    """What finds the runs in C (:class:`spf.runtime.run_scan.RunScan`): their starts and
+    keys in one read of the keys, and their sort by key."""
+
+    def starts(self, clev: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first node of each run of the C-contiguous ``int32`` keys ``clev`` (at least
+        one), as ``int64``, and the run's key; None past ``cap`` runs."""
+
+    def sorted(self, keys: np.ndarray, start: np.ndarray, n: int, levels: int) -> Runs | None:
+        """The runs beginning at ``start`` (``n`` nodes in all) of keys ``keys``, sorted as
+        :func:`find_runs` sorts them; None when a key is not in ``[0, levels)``."""
+
+    def cuts(
+        self, runs: Runs, ws: np.ndarray, threads: int, top: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`split_runs`' cuts (``threads - 1`` per coarse level, in runs), each one
+        that the rows of its run settle set to the cut before that run, and for those their
+        places among the cuts, their runs and their shares in them."""
+
+    def parts(
+        self, runs: Runs, ws: np.ndarray, threads: int, cut: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The parts cut at ``cut`` in positions, as :func:`split_runs` gives them: (ptr,
+        partptr, largest, :func:`breaks`)."""
+
+
+def find_runs(clev: np.ndarray, levels: int | None = None, scan: Scan | None = None) -> Runs | None:
     """The runs of ``clev`` (each node's coarse level, ``levels`` of them, or as many as
     its largest key says when None) sorted by coarse level, stable; None when there are
-    more than ``n / MIN_RUN`` runs, or no node. One numpy pass over the nodes (the
-    boundaries), O(runs) after it: the count of the coarse levels, when not given, comes
-    from the runs' keys (a coarse level is constant along a run), not from a pass of its
-    own."""
+    more than ``n / MIN_RUN`` runs, or no node. One pass over the nodes for the boundaries
+    (``scan``'s, one read of a C-contiguous ``int32`` array, which gives up past ``n /
+    MIN_RUN`` runs; else numpy's compare and ``flatnonzero``), O(runs) after it: the count
+    of the coarse levels, when not given, comes from the runs' keys (a coarse level is
+    constant along a run), not from a pass of its own."""
     n = len(clev)
     if n == 0 or levels == 0:
         return None
-    step = np.flatnonzero(clev[1:] != clev[:-1])
-    runs = len(step) + 1
-    if runs > max(n // MIN_RUN, 1):
-        return None
-    starts = np.empty(runs, dtype=np.int64)
-    starts[0] = 0
-    np.add(step, 1, out=starts[1:])
-    key = clev[starts]
-    if levels is None:
-        levels = int(key.max()) + 1
+    cap = max(n // MIN_RUN, 1)
+    if scan is not None and clev.dtype == np.int32 and clev.flags.c_contiguous:
+        found = scan.starts(clev, cap)
+        if found is None:
+            return None
+        starts, key = found
+        if levels is None:
+            levels = int(key.max()) + 1
+        got = scan.sorted(key, starts, n, levels)
+        if got is not None:
+            return got
+        runs = len(starts)  # a key below 0 or of a level not counted: numpy's way
+    else:
+        step = np.flatnonzero(clev[1:] != clev[:-1])
+        runs = len(step) + 1
+        if runs > cap:
+            return None
+        starts = np.empty(runs, dtype=np.int64)
+        starts[0] = 0
+        np.add(step, 1, out=starts[1:])
+        key = clev[starts]
+        if levels is None:
+            levels = int(key.max()) + 1
     perm = np.argsort(key, kind="stable")
     size = np.diff(starts, append=n)
     pos = np.zeros(runs + 1, dtype=np.int64)
@@ -145,6 +188,12 @@ def breaks(runs: Runs) -> np.ndarray:
     return out
 
 
+def _int64s(*arrays: np.ndarray | None) -> bool:
+    """Whether each of ``arrays`` that is given is a C-contiguous ``int64`` array (what
+    :class:`Scan`'s C reads)."""
+    return all(a is None or (a.dtype == np.int64 and a.flags.c_contiguous) for a in arrays)
+
+
 def split_runs(
     runs: Runs,
     wsum: np.ndarray,
@@ -152,6 +201,7 @@ def split_runs(
     threads: int,
     reach: Reach,
     top: np.ndarray | None = None,
+    scan: Scan | None = None,
 ) -> Parts:
     """:func:`spf.runtime.coarse.split` of the coarse levels of ``runs`` whose nodes in
     coarse-level order are ``order`` (``wsum``: the work before each run, ``runs + 1``
@@ -159,7 +209,17 @@ def split_runs(
     boundary nearest ``k / threads`` of its level's work. O(levels x threads) on the runs,
     and ``reach`` over the runs a share falls inside, in their first half of work, and
     when ``top`` (each run's largest work of a node, in node order: :attr:`Runs.start`'s)
-    is given only those whose half lies within that largest work of the share."""
+    is given only those whose half lies within that largest work of the share. With
+    ``scan``, the same in C around the reach stage (:class:`Scan`: on Poisson's 1,007
+    coarse levels and 8,000 runs, ~35 numpy calls on arrays the fill left in memory)."""
+    if scan is not None and _int64s(wsum, top, runs.first, runs.pos, runs.levelruns, runs.perm):
+        cut, unsure, run, share_in = scan.cuts(runs, wsum, threads, top)
+        if len(unsure):
+            reached = reach(runs.first[run], runs.pos[run + 1] - runs.pos[run], share_in)
+            cut[unsure] = np.where(2 * reached < wsum[run + 1] - wsum[run], run, run + 1)
+        ptr, partptr, largest, cuts = scan.parts(runs, wsum, threads, cut)
+        levels = len(runs.levelruns) - 1
+        return Parts(levels, ptr, partptr, order, len(partptr) - 1, largest, breaks=cuts)
     ws, pos = wsum, runs.pos
     lr = runs.levelruns
     start, end = lr[:-1, None], lr[1:, None]

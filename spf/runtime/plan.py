@@ -57,7 +57,7 @@ import threading
 import weakref
 import zlib
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -137,6 +137,7 @@ from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, wi
 from spf.runtime.plan_look import HOT_CALL, LOOK_SAME
 from spf.runtime.plan_method import install
 from spf.runtime.plan_narrow import fits, narrowed
+from spf.runtime.run_scan import RunScan, build_run_scan
 from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
 from spf.sets.expr import compile_expr
 
@@ -1295,7 +1296,9 @@ class WavefrontKernel(Kernel):
         spec = self._copy_spec
         if copies is False or (spec is not None and strategy not in ("coarse", "levels")):
             return ()  # a serial plan runs no parts
-        if copies is None and (spec is None or not pays(order, work, breaks)):
+        split = self._split_kernels  # the breaks of runs come with it
+        sampled = split[8].sampled if breaks is not None and split is not None else None
+        if copies is None and (spec is None or not pays(order, work, breaks, sampled)):
             return ()
         why: str | None = "its rows read no segment that copies keep"
         if spec is not None:
@@ -1416,7 +1419,7 @@ class WavefrontKernel(Kernel):
             if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
                 if seal_beside:  # a worker seals and counts the levels meanwhile
                     beside[0] = _sealed_beside(out[LEVEL])
-                found[0] = find_runs(out[CLEV])
+                found[0] = find_runs(out[CLEV], scan=self._split()[8])
             if self._runs:  # the run-block pass leaves the counts to the caller
                 runs = found[0]
                 out[NCLEV] = len(runs.levelruns) - 1 if runs is not None else _count_of(out[CLEV])
@@ -1607,7 +1610,7 @@ class WavefrontKernel(Kernel):
         (``ahead``), else from a histogram stage run when they are asked for (a plan whose
         estimate settles without them never counts them)."""
         stages = self._split()
-        fill_k, reach_k = stages[6:]
+        fill_k, reach_k = stages[6:8]
         runs = len(found.first)
         order = np.empty(len(work), dtype=np.int32)  # the executor's width (NARROW_ORDER)
         run_work = np.empty(runs, dtype=np.int64)  # in node order
@@ -1628,7 +1631,7 @@ class WavefrontKernel(Kernel):
             return _level_sizes(stages[4], level, levels, given)
 
         reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given))
-        parts = split_runs(found, wsum, order, team, reach, run_top)
+        parts = split_runs(found, wsum, order, team, reach, run_top, stages[8])
         return level_sizes, parts, int(wsum[-1])
 
     def _sorted(
@@ -2085,10 +2088,11 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 (rebuilt on the first ``check=True`` call when an unchecked call built them)."""
 
 
-Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
+Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, RunScan]
 """The pass as two (levels and work; coarse levels), the order and sums stages over a range
-of positions, the count's histogram and slots over one, and the sort by runs' fill and
-reach (:meth:`WavefrontKernel._by_runs`)."""
+of positions, the count's histogram and slots over one, the sort by runs' fill and
+reach (:meth:`WavefrontKernel._by_runs`), and the scan for the runs' starts
+(:mod:`spf.runtime.run_scan`, fixed C: the same library for every wavefront)."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
@@ -2485,6 +2489,7 @@ def compile_wavefront(
         compile_kernel,
         compile_units,
         compile_units_deferring,
+        optimisation_flags,
     )
 
     if len(executor.loops) != 1:
@@ -2536,9 +2541,12 @@ def compile_wavefront(
             build_run_reach(analysis, f"{library}_reach"),
         )
         unit = _light_unit(stages, f"{library}_split")
-        return cast(
-            "Split", tuple(compile_units([unit], light_flags=light_opt_flags(), **options)[0])
-        )
+        flags = optimisation_flags(options.get("cflags"), "light", light_opt_flags())
+        # the runs' fixed C (one library for every wavefront) compiled beside the unit
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            scan = pool.submit(build_run_scan, flags, options.get("cache_dir"))
+            kernels = compile_units([unit], light_flags=light_opt_flags(), **options)[0]
+            return cast("Split", (*kernels, scan.result()))
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run_name}_serial", check, **options)

@@ -40,6 +40,7 @@ from spf.runtime.coarse_runs import (
     split_runs,
 )
 from spf.runtime.plan import _pick, _reach
+from spf.runtime.run_scan import RunScan
 
 if TYPE_CHECKING:
     from spf.runtime.plan import WavefrontKernel
@@ -93,12 +94,17 @@ def _numpy_reach(work: np.ndarray, asked: list[tuple[int, int]]) -> Reach:
     return reach
 
 
+@pytest.mark.parametrize("in_c", [False, True])
 @pytest.mark.parametrize("team", [2, 3, 4])
-def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(team: int) -> None:
+def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(
+    sptrsv_wavefront: WavefrontKernel, team: int, in_c: bool
+) -> None:
     """A cut moves to the nearer boundary of the run its share falls in (a tie: the later
     one), so a run whose share lies in its second half of work (or at the half) ends the
     part whatever its rows' work: ``split_runs`` reads the rows of the other runs only,
-    and its parts are ``coarse.split``'s, ties included (even work)."""
+    and its parts are ``coarse.split``'s, ties included (even work), in numpy and in C
+    (:mod:`spf.runtime.run_scan`)."""
+    scan = sptrsv_wavefront._split()[8] if in_c else None
     rng = np.random.default_rng(team)
     n = 30000
     clev = run_keys(rng, n, 60, 300)
@@ -116,21 +122,26 @@ def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(team: int)
         run_sum = np.zeros(len(found.first) + 1, dtype=np.int64)
         run_sum[1:] = wsum[found.pos[1:]]
         asked: list[tuple[int, int]] = []
-        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked))
+        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), scan=scan)
         want = coarse.split(order, cptr, nclev, work, blocks, team, wsum)
         for name in ("ptr", "partptr", "largest"):
             np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
+        assert (parts.levels, parts.parts) == (want.levels, want.parts)
         assert asked
         assert all(twice < whole for twice, whole in asked)
 
 
+@pytest.mark.parametrize("in_c", [False, True])
 @pytest.mark.parametrize("team", [2, 3, 4])
-def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(team: int) -> None:
+def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(
+    sptrsv_wavefront: WavefrontKernel, team: int, in_c: bool
+) -> None:
     """Given each run's largest work of a node, ``split_runs`` reads only the runs whose
     half of work lies within that of the share (the least prefix sum reaching the share is
     at most the share plus one node's work, less one): on even work, as Poisson's rows
     nearly are, a few runs instead of about half of those the cuts fall in; the parts are
-    ``coarse.split``'s, ties included."""
+    ``coarse.split``'s, ties included, in numpy and in C (:mod:`spf.runtime.run_scan`)."""
+    scan = sptrsv_wavefront._split()[8] if in_c else None
     rng = np.random.default_rng(team)
     n = 30000
     clev = run_keys(rng, n, 60, 300)
@@ -154,8 +165,8 @@ def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(team
         run_sum[1:] = wsum[found.pos[1:]]
         asked: list[tuple[int, int]] = []
         unbounded: list[tuple[int, int]] = []
-        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), top)
-        split_runs(found, run_sum, order, team, _numpy_reach(work, unbounded))
+        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), top, scan)
+        split_runs(found, run_sum, order, team, _numpy_reach(work, unbounded), scan=scan)
         want = coarse.split(order, cptr, nclev, work, blocks, team, wsum)
         for name in ("ptr", "partptr", "largest"):
             np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
@@ -163,6 +174,50 @@ def test_the_cuts_read_only_runs_whose_half_lies_within_a_node_of_the_share(team
         assert all(twice < whole for twice, whole in asked)
         if work.min() == work.max():  # a half within one node of the share: rare
             assert len(asked) * 4 < len(unbounded)
+
+
+def _parts_fields(parts: coarse.Parts) -> dict[str, object]:
+    fields = ("levels", "parts", "ptr", "partptr", "largest", "breaks", "work", "stretches")
+    got: dict[str, object] = {}
+    for name in fields:
+        value = getattr(parts, name)
+        got[name] = (value.dtype, value.tolist()) if isinstance(value, np.ndarray) else value
+    return got
+
+
+@pytest.mark.parametrize("team", [1, 2, 3, 4, 7])
+def test_the_parts_cut_in_c_are_numpys(sptrsv_wavefront: WavefrontKernel, team: int) -> None:
+    """``split_runs`` in C (:mod:`spf.runtime.run_scan`: the cuts, the parts and the breaks)
+    gives numpy's parts field for field and dtype for dtype, with and without each run's
+    largest work, asking the reach stage about the same runs: uneven and even work, levels
+    of one run and empty levels, more threads than a level has runs."""
+    scan = sptrsv_wavefront._split()[8]
+    rng = np.random.default_rng(10 + team)
+    for n, count, longest in ((30000, 60, 300), (5000, 400, 40), (2000, 3, 900)):
+        clev = run_keys(rng, n, count, longest)
+        nclev = int(clev.max()) + 3  # two empty levels at the end
+        found = find_runs(clev, nclev)
+        assert found is not None
+        order = np.argsort(clev, kind="stable").astype(np.int32)
+        for work in (rng.integers(1, 9, n), np.full(n, 2), rng.integers(1, 3, n) * 2):
+            work = work.astype(np.int64)
+            wsum = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(work[order], out=wsum[1:])
+            run_sum = np.zeros(len(found.first) + 1, dtype=np.int64)
+            run_sum[1:] = wsum[found.pos[1:]]
+            top = np.maximum.reduceat(work, found.start)
+            for tops in (top, None):
+                asked: list[tuple[int, int]] = []
+                in_c: list[tuple[int, int]] = []
+                want = split_runs(found, run_sum, order, team, _numpy_reach(work, asked), tops)
+                got = split_runs(found, run_sum, order, team, _numpy_reach(work, in_c), tops, scan)
+                assert got.order is order
+                assert _parts_fields(got) == _parts_fields(want)
+                assert sorted(in_c) == sorted(asked)
+    narrow = run_sum.astype(np.int32)  # not what the C reads: numpy's way, the same parts
+    want = split_runs(found, narrow, order, team, _numpy_reach(work, []), top)
+    got = split_runs(found, narrow, order, team, _numpy_reach(work, []), top, scan)
+    assert _parts_fields(got) == _parts_fields(want)
 
 
 def test_short_runs_keep_the_row_sort() -> None:
@@ -208,10 +263,14 @@ def test_the_runs_breaks_are_the_orders(n: int) -> None:
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 100, 16385, 16386, 99991, 1_000_001, 3_333_334])
-def test_the_sampled_breaks_are_those_a_search_finds(n: int) -> None:
+def test_the_sampled_breaks_are_those_a_search_finds(
+    sptrsv_wavefront: WavefrontKernel, n: int
+) -> None:
     """``copies.pays`` looks each break up where the sample equal to it can only be (one of
     four samples by the step): the count of breaks among the samples is a binary search's,
-    for breaks at random, right on samples, beside them, at both ends of the order."""
+    for breaks at random, right on samples, beside them, at both ends of the order, in
+    numpy and in C (:meth:`spf.runtime.run_scan.RunScan.sampled`)."""
+    scan = sptrsv_wavefront._split()[8]
     at = np.linspace(0, n - 2, num=min(copies.SAMPLES, n - 1), dtype=np.int64)
     rng = np.random.default_rng(n)
     ends = np.array([0, n - 2], dtype=np.int64)
@@ -223,6 +282,8 @@ def test_the_sampled_breaks_are_those_a_search_finds(n: int) -> None:
             where = np.minimum(np.searchsorted(at, found), len(at) - 1)
             want = int(np.count_nonzero(at[where] == found))
             assert copies._sampled(len(at), found, n) == want
+            if len(at) > 1:
+                assert scan.sampled(len(at), found, n) == want
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 100, 16384, 16385, 16386, 99991, 1_000_001, 2**31 - 1])
@@ -238,10 +299,14 @@ def test_the_samples_computed_are_linspaces(n: int) -> None:
     assert (got[samples:] == n - 2).all()
 
 
-def test_every_position_is_looked_up_as_a_search_finds_it() -> None:
+def test_every_position_is_looked_up_as_a_search_finds_it(
+    sptrsv_wavefront: WavefrontKernel,
+) -> None:
     """Every position of small orders, one at a time and all at once, and every position
     beside a sample of orders of many sizes: each is among the samples exactly when a
-    binary search among ``np.linspace``'s finds it (two candidate samples per break)."""
+    binary search among ``np.linspace``'s finds it (two candidate samples per break), in
+    numpy and in C."""
+    scan = sptrsv_wavefront._split()[8]
     rng = np.random.default_rng(11)
     sizes = [*range(2, 400), *map(int, rng.integers(16_000, 2**31 - 2, 60))]
     for n in sizes:
@@ -256,7 +321,10 @@ def test_every_position_is_looked_up_as_a_search_finds_it() -> None:
             singles = []
         for got in (found, *singles):
             where = np.minimum(np.searchsorted(at, got), len(at) - 1)
-            assert copies._sampled(samples, got, n) == int(np.count_nonzero(at[where] == got))
+            want = int(np.count_nonzero(at[where] == got))
+            assert copies._sampled(samples, got, n) == want
+            if samples > 1:
+                assert scan.sampled(samples, got, n) == want
 
 
 def test_the_runs_count_their_coarse_levels() -> None:
@@ -268,6 +336,78 @@ def test_the_runs_count_their_coarse_levels() -> None:
     assert counted is not None
     for name in ("first", "pos", "levelruns"):
         np.testing.assert_array_equal(getattr(counted, name), getattr(given, name), name)
+
+
+def _numpy_starts(clev: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.flatnonzero(clev[1:] != clev[:-1]) + 1]).astype(np.int64)
+
+
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 31, 32, 33, 1000, 4099])
+def test_the_scan_finds_the_runs_starts_as_numpy(sptrsv_wavefront: WavefrontKernel, n: int) -> None:
+    """The C scan for the runs' starts (:mod:`spf.runtime.run_scan`, sixteen pairs at a
+    time) gives numpy's starts and the runs' keys for every length mod 16, changes at
+    every node, at none, at the pairs that straddle its blocks of sixteen and in its tail,
+    and keys that differ in one bit or in the sign; None once the runs pass the cap,
+    whichever pair passes it."""
+    scan = sptrsv_wavefront._split()[8]
+    assert isinstance(scan, RunScan)
+    rng = np.random.default_rng(n)
+    patterns = [
+        np.zeros(n, dtype=np.int32),
+        np.arange(n, dtype=np.int32),
+        run_keys(rng, n, 3, 20),
+        rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int64).astype(np.int32),
+    ]
+    edges = np.zeros(n, dtype=np.int32)  # a change at each block edge and the tail's nodes
+    for at in (1, 15, 16, 17, 32, 33, n - 1, n - 2):
+        if 0 < at < n:
+            edges[at:] ^= 1 << (at % 31)
+    patterns.append(edges)
+    for clev in patterns:
+        want = _numpy_starts(clev)
+        for cap in sorted({1, max(len(want) - 1, 1), len(want), len(want) + 1, n}):
+            got = scan.starts(clev, cap)
+            if len(want) > cap:
+                assert got is None, cap
+            else:
+                assert got is not None, cap
+                assert got[0].dtype == np.int64
+                assert got[1].dtype == np.int32
+                np.testing.assert_array_equal(got[0], want)
+                np.testing.assert_array_equal(got[1], clev[want])
+
+
+def test_the_runs_found_by_the_scan_are_numpys(sptrsv_wavefront: WavefrontKernel) -> None:
+    """:func:`find_runs` with the C scan and sort gives numpy's runs, field for field and
+    dtype for dtype (levels counted or given, empty levels, a level of one run, one run),
+    and refuses the keys numpy refuses (more than ``n / MIN_RUN`` runs); keys that are not
+    a contiguous ``int32`` array, and keys the given levels do not cover (numpy's error),
+    take numpy's way."""
+    scan = sptrsv_wavefront._split()[8]
+    rng = np.random.default_rng(8)
+    fields = ("first", "pos", "levelruns", "start", "size", "at", "perm")
+    one = np.full(100, 3, dtype=np.int32)
+    cases = [run_keys(rng, 20000, 40, 200), run_keys(rng, 4099, 7, 40), one]
+    for clev in cases:
+        most = int(clev.max())
+        for keys in (clev, clev.astype(np.int64), np.repeat(clev, 2)[::2]):
+            for levels in (None, most + 1, most + 5):
+                want, got = find_runs(keys, levels), find_runs(keys, levels, scan=scan)
+                assert want is not None
+                assert got is not None
+                for name in fields:
+                    mine, numpys = getattr(got, name), getattr(want, name)
+                    assert mine.dtype == numpys.dtype, name
+                    np.testing.assert_array_equal(mine, numpys, name)
+            for way in (None, scan):  # a key past the levels given: numpy's error either way
+                with pytest.raises(ValueError, match="wrong size"):
+                    find_runs(keys, most, scan=way)
+    n = 16 * 100
+    ragged = np.repeat(np.arange(n // 15 + 1, dtype=np.int32), 15)[:n]  # 107 runs > n / 16
+    assert find_runs(ragged) is None
+    assert find_runs(ragged, scan=scan) is None
+    fitting = np.repeat(np.arange(n // 16, dtype=np.int32), 16)  # exactly n / 16 runs
+    assert find_runs(fitting, scan=scan) is not None
 
 
 def test_likely_runs_tells_runs_from_scattered_keys() -> None:
