@@ -45,6 +45,7 @@ import importlib
 import importlib.util
 import inspect
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -191,15 +192,30 @@ def _import(module_name: str) -> ModuleType:
             raise ArgumentError(f"cannot load {module_name!r} as a Python module")
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:  # a syntax error or an exception of the module's own code
+            del sys.modules[path.stem]
+            raise _import_error(module_name, err) from err
         return module
     sys.path.insert(0, str(Path.cwd()))
     try:
         return importlib.import_module(module_name)
     except ImportError as err:
         raise ArgumentError(f"cannot import {module_name!r}: {err}") from err
+    except Exception as err:
+        raise _import_error(module_name, err) from err
     finally:
         sys.path.pop(0)
+
+
+def _import_error(module_name: str, err: Exception) -> ArgumentError:
+    """The one-line error of a module that raised ``err`` while it was imported."""
+    return ArgumentError(
+        f"cannot import {module_name!r}: {type(err).__name__}: {err}; fix the module (run "
+        f"`python {module_name if module_name.endswith('.py') else '-m ' + module_name}` "
+        "to see where)"
+    )
 
 
 def load(spec: str) -> Computation:
@@ -272,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SpfError as err:
             print(f"spf {args.command}: error: {err}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # -o files are written whole or not at all (_emit)
+            print(f"spf {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
+            return 130
 
 
 @contextlib.contextmanager
@@ -325,7 +344,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         _progress(f"generating {args.target} code for {comp.name!r} ({len(comp.stmts)} statements)")
         text = comp.codegen(args.target, name=args.name, check=args.check, **_hls_options(args))
         _progress(f"generated {len(text.splitlines())} lines in {time.perf_counter() - t0:.2f} s")
-        _emit(text, args.output)
+        _emit(text, args.output, _module_file(args.function))
         return 0
     if args.command == "dot" and args.steps is not None:
         params = parse_params(args.params)
@@ -334,14 +353,15 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "dot":
         params = parse_params(args.params)
         graph = _load_with_progress(args.function).pdfg(params)
-        if args.output and not args.output.endswith(".dot"):
+        _not_the_input(args.output, _module_file(args.function))
+        if args.output and not args.output.lower().endswith(".dot"):
             _progress(f"rendering with Graphviz to {args.output}")
             _progress(f"wrote {graph.render(args.output)}")
         else:
             _emit(graph.to_dot(), args.output)
         return 0
     if args.command == "import":
-        _emit(_import_c(args), args.output)
+        _emit(_import_c(args), args.output, Path(args.file))
         return 0
     if args.command == "tune":
         from spf.tuning.cli import run as tune_run
@@ -448,6 +468,8 @@ def _import_c(args: argparse.Namespace) -> str:
     from spf.frontend import translate
 
     path = Path(args.file)
+    if path.is_dir():
+        raise ArgumentError(f"{args.file!r} is a directory; give a C source file")
     if not path.is_file():
         raise ArgumentError(f"no such file {args.file!r}")
     shapes: dict[str, tuple[int | str, ...]] = {}
@@ -455,9 +477,7 @@ def _import_c(args: argparse.Namespace) -> str:
         name, eq, extents = item.partition("=")
         if not eq or not name or not extents:
             raise ArgumentError(f"--shape expects NAME=EXT,EXT (e.g. x=n), got {item!r}")
-        shapes[name.strip()] = tuple(
-            int(e) if e.strip().isdigit() else e.strip() for e in extents.split(",")
-        )
+        shapes[name.strip()] = tuple(_extent(e) for e in extents.split(","))
     _progress(f"importing {args.function or 'the function'} from {path}")
     t = translate(path, args.function, args.param, None, shapes)
     loops = "\n".join(f"#   {line}" for line in t.comp.loop_structure().splitlines())
@@ -472,12 +492,57 @@ def _load_with_progress(spec: str) -> Computation:
     return comp
 
 
-def _emit(text: str, output: str | None) -> None:
-    if output:
-        Path(output).write_text(text)
-        _progress(f"wrote {output}")
-    else:
+def _extent(text: str) -> int | str:
+    """An ``--shape`` extent: an integer (``-3`` too, which ``from_c`` refuses by name) or
+    the expression of a parameter (``n``)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text.strip()
+
+
+def _module_file(spec: str) -> Path | None:
+    """The ``.py`` file of the module of ``MODULE:FUNCTION`` (imported by :func:`load`)."""
+    module_name = spec.rpartition(":")[0]
+    if module_name.endswith(".py"):
+        return Path(module_name)
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    return Path(file) if file else None
+
+
+def _not_the_input(output: str | None, source: Path | None) -> None:
+    """An ``ArgumentError`` when ``-o output`` is the file the command reads (``source``)."""
+    if not output or source is None or not (source.exists() and Path(output).exists()):
+        return
+    if os.path.samefile(output, source):
+        raise ArgumentError(
+            f"-o {output!r} is the input file {str(source)!r}: writing there would "
+            "overwrite it; choose another output file"
+        )
+
+
+def _emit(text: str, output: str | None, source: Path | None = None) -> None:
+    """``text`` on stdout, or in the file ``output`` (its folders created), written whole or
+    not at all (a temporary file renamed over it); never over ``source``, the input."""
+    if not output:
         sys.stdout.write(text)
+        return
+    _not_the_input(output, source)
+    path = Path(output)
+    if path.is_dir():
+        raise ArgumentError(f"-o {output!r}: cannot write: it is a directory; give a file name")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError as err:
+        raise ArgumentError(
+            f"-o {output!r}: cannot write: {err.strerror or err}; give a writable file"
+        ) from err
+    finally:
+        tmp.unlink(missing_ok=True)
+    _progress(f"wrote {output}")
 
 
 if __name__ == "__main__":

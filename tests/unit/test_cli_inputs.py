@@ -1,0 +1,141 @@
+"""Careless input to the ``spf`` command line and ``python -m spf.mpi``: every failure is one
+line naming what to change with the documented exit status, never a traceback, and no
+command overwrites its own input."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+from spf.cli import main
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+MODULE = """
+import spf
+
+def build():
+    comp = spf.Computation("twice")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$a$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}"))
+    return comp
+
+def interrupted():
+    raise KeyboardInterrupt
+"""
+
+C_SOURCE = "void fill(int n, double *x) { for (int i = 0; i < n; i++) x[i] = 1.0; }\n"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_cache: Path) -> Path:
+    """A temporary current directory holding ``k22.py``, ``fill.c`` and broken modules."""
+    (tmp_path / "k22.py").write_text(MODULE)
+    (tmp_path / "fill.c").write_text(C_SOURCE)
+    (tmp_path / "syntax22.py").write_text("def f(:\n    pass\n")
+    (tmp_path / "raising22.py").write_text("raise ValueError('at import')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPF_CACHE_DIR", str(kernel_cache))
+    for name in ("k22", "syntax22", "raising22"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    return tmp_path
+
+
+def one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str], code: int = 1) -> str:
+    """Run ``spf argv``; assert it failed with ``code``, nothing on stdout, no traceback;
+    return the error line."""
+    assert main(argv) == code
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if not line.startswith("spf: ")]
+    assert len(errors) == 1, err
+    return errors[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["codegen", "k22.py:build", "-o", "k22.py"],
+        ["codegen", "k22:build", "-o", "./k22.py"],
+        ["dot", "k22.py:build", "-o", "k22.py"],
+        ["import", "fill.c", "--shape", "x=n", "-o", "fill.c"],
+    ],
+)
+def test_output_that_is_the_input_is_refused_and_left_alone(
+    argv: list[str], workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = {p.name: p.read_text() for p in workdir.iterdir() if p.is_file()}
+    line = one_line_error(argv, capsys)
+    assert "-o" in line
+    assert "input" in line
+    assert {p.name: p.read_text() for p in workdir.iterdir() if p.is_file()} == before
+
+
+def test_output_into_a_missing_directory_creates_it(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["codegen", "k22:build", "-o", "gen/c/twice.c"]) == 0
+    assert "void twice(" in (workdir / "gen/c/twice.c").read_text()
+    assert main(["dot", "k22:build", "-o", "gen/dot/twice.dot"]) == 0
+    assert (workdir / "gen/dot/twice.dot").read_text().startswith('digraph "twice"')
+
+
+def test_output_that_is_a_directory_is_one_line_error(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "adir").mkdir()
+    line = one_line_error(["codegen", "k22:build", "-o", "adir"], capsys)
+    assert line.startswith("spf codegen: error: -o 'adir': cannot write")
+    assert list((workdir / "adir").iterdir()) == []
+
+
+def test_dot_output_suffix_is_case_insensitive(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["dot", "k22:build", "-o", "G.DOT"]) == 0
+    assert (workdir / "G.DOT").read_text().startswith('digraph "twice"')
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("syntax22.py:f", "cannot import 'syntax22.py': SyntaxError"),
+        ("syntax22:f", "cannot import 'syntax22': SyntaxError"),
+        ("raising22.py:f", "cannot import 'raising22.py': ValueError: at import"),
+        ("raising22:f", "cannot import 'raising22': ValueError: at import"),
+    ],
+)
+def test_module_that_fails_to_import_is_one_line_error(
+    spec: str, message: str, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = one_line_error(["codegen", spec], capsys)
+    assert line.startswith("spf codegen: error: ")
+    assert message in line
+
+
+def test_ctrl_c_is_one_line_and_status_130(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = one_line_error(["codegen", "k22:interrupted", "-o", "out.c"], capsys, code=130)
+    assert line == "spf codegen: interrupted (Ctrl-C)"
+    assert not (workdir / "out.c").exists()
+
+
+def test_import_negative_shape_extent_is_refused(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import", "fill.c", "--shape", "x=-3"]) == 1
+    out, err = capsys.readouterr()  # from_c's error shows the source line after it
+    assert out == ""
+    assert "spf import: error: " in err
+    assert "negative extent -3" in err
+
+
+def test_import_of_a_directory_says_so(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "src.c").mkdir()
+    line = one_line_error(["import", "src.c"], capsys)
+    assert line == "spf import: error: 'src.c' is a directory; give a C source file"
