@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import spf.mpi
 from spf.cli import main
+from spf.errors import ArgumentError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -139,3 +141,24 @@ def test_import_of_a_directory_says_so(workdir: Path, capsys: pytest.CaptureFixt
     (workdir / "src.c").mkdir()
     line = one_line_error(["import", "src.c"], capsys)
     assert line == "spf import: error: 'src.c' is a directory; give a C source file"
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), 0.0, -1.0])
+def test_mpi_timeout_must_be_positive(timeout: float, tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("pass\n")
+    with pytest.raises(ArgumentError, match="timeout must be a positive number of seconds"):
+        spf.mpi.run(script, 2, timeout=timeout)
+
+
+def test_mpi_launcher_refuses_bad_timeout_and_missing_script(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("pass\n")
+    assert spf.mpi.main(["-n", "2", "--timeout", "nan", str(script)]) == 2
+    assert "timeout must be a positive number of seconds, got nan" in capsys.readouterr().err
+    missing = tmp_path / "missing.py"
+    assert spf.mpi.main(["-n", "2", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"spf.mpi: no such file {str(missing)!r}; give the Python program to run\n"
