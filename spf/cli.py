@@ -181,32 +181,44 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _import(module_name: str) -> ModuleType:
-    """Import ``module_name`` (a dotted name, searched in the current directory first, or a
-    ``.py`` path)."""
+    """Import ``module_name`` (a dotted name, or a ``.py`` path: a module of its own,
+    ``_spf_cli_<stem>``, so that a ``json.py`` or ``spf.py`` does not replace the module of
+    that name)."""
     if module_name.endswith(".py"):
         path = Path(module_name)
         if not path.is_file():
             raise ArgumentError(f"no such file {module_name!r}")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
+        name = f"_spf_cli_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise ArgumentError(f"cannot load {module_name!r} as a Python module")
         module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
+        sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
         except Exception as err:  # a syntax error or an exception of the module's own code
-            del sys.modules[path.stem]
+            sys.modules.pop(name, None)
             raise _import_error(module_name, err) from err
         return module
-    sys.path.insert(0, str(Path.cwd()))
     try:
         return importlib.import_module(module_name)
     except ImportError as err:
         raise ArgumentError(f"cannot import {module_name!r}: {err}") from err
     except Exception as err:
         raise _import_error(module_name, err) from err
+
+
+@contextlib.contextmanager
+def _searched_first(folder: Path) -> Iterator[None]:
+    """``folder`` first on ``sys.path`` inside the block (as ``python FILE.py`` puts the
+    file's folder there), then ``sys.path`` as it was."""
+    entry = str(folder.resolve())
+    sys.path.insert(0, entry)
+    try:
+        yield
     finally:
-        sys.path.pop(0)
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
 
 
 def _import_error(module_name: str, err: Exception) -> ArgumentError:
@@ -231,11 +243,20 @@ def load(spec: str) -> Computation:
     ...
     spf.errors.ArgumentError: expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got ...
     """
-    from spf.computation.computation import Computation
-
     module_name, sep, func_name = spec.rpartition(":")
     if not sep or not module_name or not func_name:
         raise ArgumentError(f"expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got {spec!r}")
+    # the module's folder (a .py path) or the current one is searched first while the module
+    # is imported and FUNCTION runs (its own imports may come late)
+    folder = Path(module_name).parent if module_name.endswith(".py") else Path.cwd()
+    with _searched_first(folder):
+        return _call(spec, module_name, func_name)
+
+
+def _call(spec: str, module_name: str, func_name: str) -> Computation:
+    """``load``'s import of ``module_name`` and call of its ``func_name``."""
+    from spf.computation.computation import Computation
+
     module = _import(module_name)
     fn = getattr(module, func_name, None)
     if fn is None:

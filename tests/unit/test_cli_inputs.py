@@ -162,3 +162,48 @@ def test_mpi_launcher_refuses_bad_timeout_and_missing_script(
     assert spf.mpi.main(["-n", "2", str(missing)]) == 2
     err = capsys.readouterr().err
     assert err == f"spf.mpi: no such file {str(missing)!r}; give the Python program to run\n"
+
+
+@pytest.mark.parametrize("stem", ["spf", "json", "re", "numpy"])
+def test_a_py_file_named_like_a_module_does_not_replace_it(
+    stem: str, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``spf codegen json.py:f`` put the file in ``sys.modules['json']``: spf's own
+    ``json.dumps`` (and numpy's, re's; spf's ``import spf`` inside ``spf.py``) then failed."""
+    (workdir / f"{stem}.py").write_text(
+        "import spf\n\ndef build():\n    return spf.kernels.dense_mv()\n"
+    )
+    real = sys.modules.get(stem)
+    try:
+        code = main(["codegen", f"{stem}.py:build"])
+        replaced = sys.modules.get(stem) is not real
+    finally:  # the real module back before pytest needs it
+        if real is not None:
+            sys.modules[stem] = real
+    out, err = capsys.readouterr()
+    assert not replaced
+    assert code == 0, err
+    assert "void dense_mv(" in out
+
+
+def test_a_py_file_imports_the_modules_next_to_it(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ``python proj/main.py`` does: the file's folder is searched first, also while
+    FUNCTION runs (a lazy import), and sys.path is left as it was."""
+    (workdir / "proj").mkdir()
+    (workdir / "proj/helpers22.py").write_text(
+        "import spf\n\ndef make():\n    return spf.kernels.dense_mv()\n"
+    )
+    (workdir / "proj/main22.py").write_text(
+        "def build():\n    from helpers22 import make\n\n    return make()\n"
+    )
+    path = list(sys.path)
+    try:
+        code = main(["codegen", "proj/main22.py:build"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert "void dense_mv(" in out
+        assert sys.path == path
+    finally:
+        sys.modules.pop("helpers22", None)
