@@ -41,6 +41,13 @@ def add_parser(commands: Any) -> None:
         "--sizes", metavar="N=512,M=512", help="values of the symbolic constants (dense sizes)"
     )
     tune.add_argument("--function", help="the C function to import (default: the only one)")
+    tune.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=EXT,EXT",
+        help="extents of a pointer parameter of the C function, e.g. --shape x=n (repeatable)",
+    )
     tune.add_argument("--budget", type=float, default=60.0, help="seconds (default: 60)")
     tune.add_argument("--seed", type=int, default=None, help="seed of the search")
     tune.add_argument("--threads", type=int, default=None, help="OpenMP threads (default: tried)")
@@ -70,8 +77,11 @@ def add_parser(commands: Any) -> None:
     )
 
 
-def load_kernel(spec: str, function: str | None) -> Computation:
-    """The Computation of ``spec``: an ``spf.kernels`` function name or a ``.c`` file."""
+def load_kernel(
+    spec: str, function: str | None, shapes: Mapping[str, tuple[int | str, ...]] | None = None
+) -> Computation:
+    """The Computation of ``spec``: an ``spf.kernels`` function name or a ``.c`` file (whose
+    pointers' extents are ``shapes``, ``--shape``)."""
     from spf import kernels
 
     if spec.endswith((".c", ".h")):
@@ -80,7 +90,12 @@ def load_kernel(spec: str, function: str | None) -> Computation:
         path = Path(spec)
         if not path.is_file():
             raise ArgumentError(f"no such file {spec!r}")
-        return from_c(path, function)
+        return from_c(path, function, shapes=shapes or None)
+    if shapes:
+        raise ArgumentError(
+            f"--shape gives the extents of a C file's pointers; {spec!r} is a kernel of "
+            "spf.kernels (its shapes are declared): leave --shape out"
+        )
     fn = getattr(kernels, spec, None)
     known = sorted(
         n for n, v in vars(kernels).items()
@@ -135,7 +150,9 @@ def run(
         from spf.tuning.formats_cli import run_formats
 
         return run_formats(args, progress)
-    comp = load_kernel(args.kernel, args.function)
+    from spf.cli import parse_shapes
+
+    comp = load_kernel(args.kernel, args.function, parse_shapes(args.shape))
     matrix = None
     if args.matrix:
         from spf.sparse import read_matrix_market

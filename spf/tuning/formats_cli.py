@@ -38,9 +38,9 @@ def run_formats(args: argparse.Namespace, progress: Callable[[str], None]) -> in
         )
     if args.formats is None:
         raise ArgumentError("--refine refines the format chosen by --formats: give --formats too")
-    if args.sizes or args.function:
+    if args.sizes or args.function or args.shape:
         raise ArgumentError(
-            "--formats reads the matrix from --matrix; --sizes and --function do not apply"
+            "--formats reads the matrix from --matrix; --sizes, --function and --shape do not apply"
         )
     if not args.matrix:
         raise ArgumentError("--formats needs the matrix: give --matrix FILE.mtx")

@@ -153,7 +153,10 @@ def test_tune_formats_refine_refines_the_chosen_schedule(
         (["tune", "gemm", "--formats"], "give the kernel 'spmv' (not 'gemm')"),
         (["tune", "spmv", "--formats"], "--formats needs the matrix: give --matrix FILE.mtx"),
         (["tune", "spmv", "--refine"], "--refine refines the format chosen by --formats"),
-        (["tune", "spmv", "--formats", "--sizes", "N=3"], "--sizes and --function do not apply"),
+        (
+            ["tune", "spmv", "--formats", "--sizes", "N=3"],
+            "--sizes, --function and --shape do not apply",
+        ),
         (["tune", "spmv", "--matrix", "missing.mtx", "--formats"], "no such file 'missing.mtx'"),
     ],
 )
@@ -194,3 +197,21 @@ def test_a_size_that_names_no_constant_is_refused(capsys: Any) -> None:
     err = capsys.readouterr().err
     assert "--sizes names 'Q', not symbolic constants of gemm" in err
     assert "Traceback" not in err
+
+
+def test_tune_a_c_function_with_pointer_arguments_takes_shape(tmp_path: Path, capsys: Any) -> None:
+    """The error of a pointer argument said "pass shapes=", which spf tune had no option
+    for: ``--shape`` as ``spf import``'s."""
+    source = tmp_path / "scale.c"
+    source.write_text(
+        "void scale(int n, double *x) { for (int i = 0; i < n; i++) x[i] = 2.0 * x[i]; }\n"
+    )
+    argv = ["tune", str(source), "--sizes", "n=40", "--budget", "2", "--threads", "1"]
+    assert main([*argv, "--shape", "x=n"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("# scale: ")
+    assert "tuning scale on x[40], n=40" in err
+    assert main(["tune", "gemm", "--shape", "x=n"]) == 1
+    assert "spf tune: error: --shape gives the extents of a C file's pointers" in (
+        capsys.readouterr().err
+    )
