@@ -215,3 +215,17 @@ def test_tune_a_c_function_with_pointer_arguments_takes_shape(tmp_path: Path, ca
     assert "spf tune: error: --shape gives the extents of a C file's pointers" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize("sizes", ["N=1000000000,M=1000000000,K=2", "N=9223372036854775807,M=2"])
+def test_sizes_past_the_machines_memory_are_refused_before_allocating(
+    sizes: str, capsys: Any
+) -> None:
+    """numpy's MemoryError (or "array is too big") was a traceback; sizes that fit the
+    address space but not the memory would have filled it."""
+    kernel = "gemm" if "K=" in sizes else "dense_mv"
+    assert main(["tune", kernel, "--sizes", sizes, "--budget", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"spf tune: error: the arguments of {kernel} at these sizes take " in err
+    assert "give smaller --sizes" in err
