@@ -487,13 +487,14 @@ def _steps(comp: Computation, directory: str, params: dict[str, int] | None) -> 
 def _import_c(args: argparse.Namespace) -> str:
     """``spf import``: the Python that builds the imported Computation and its loops."""
     from spf.frontend import translate
+    from spf.frontend.args import shape_options
 
     path = Path(args.file)
     if path.is_dir():
         raise ArgumentError(f"{args.file!r} is a directory; give a C source file")
     if not path.is_file():
         raise ArgumentError(f"no such file {args.file!r}")
-    shapes = parse_shapes(args.shape)
+    shapes = shape_options(args.shape)
     _progress(f"importing {args.function or 'the function'} from {path}")
     t = translate(path, args.function, args.param, None, shapes)
     loops = "\n".join(f"#   {line}" for line in t.comp.loop_structure().splitlines())
@@ -506,31 +507,6 @@ def _load_with_progress(spec: str) -> Computation:
     comp = load(spec)
     _progress(f"built {comp!r} in {time.perf_counter() - t0:.2f} s")
     return comp
-
-
-def parse_shapes(items: Sequence[str]) -> dict[str, tuple[int | str, ...]]:
-    """``--shape x=n --shape A=n,m`` (``spf import``, ``spf tune``) as ``from_c``'s
-    ``shapes``.
-
-    >>> parse_shapes(["x=n", "A=4, m"])
-    {'x': ('n',), 'A': (4, 'm')}
-    """
-    shapes: dict[str, tuple[int | str, ...]] = {}
-    for item in items:
-        name, eq, extents = item.partition("=")
-        if not eq or not name or not extents:
-            raise ArgumentError(f"--shape expects NAME=EXT,EXT (e.g. x=n), got {item!r}")
-        shapes[name.strip()] = tuple(_extent(e) for e in extents.split(","))
-    return shapes
-
-
-def _extent(text: str) -> int | str:
-    """An ``--shape`` extent: an integer (``-3`` too, which ``from_c`` refuses by name) or
-    the expression of a parameter (``n``)."""
-    try:
-        return int(text)
-    except ValueError:
-        return text.strip()
 
 
 def _module_file(spec: str) -> Path | None:

@@ -150,9 +150,9 @@ def run(
         from spf.tuning.formats_cli import run_formats
 
         return run_formats(args, progress)
-    from spf.cli import parse_shapes
+    from spf.frontend.args import shape_options
 
-    comp = load_kernel(args.kernel, args.function, parse_shapes(args.shape))
+    comp = load_kernel(args.kernel, args.function, shape_options(args.shape))
     matrix = None
     if args.matrix:
         from spf.sparse import read_matrix_market

@@ -207,3 +207,12 @@ def test_a_py_file_imports_the_modules_next_to_it(
         assert sys.path == path
     finally:
         sys.modules.pop("helpers22", None)
+
+
+def test_demo_out_that_is_a_file_is_one_line_error(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = one_line_error(["demo", "--out", "fill.c"], capsys)
+    assert line == (
+        "spf demo: error: --out 'fill.c': cannot make the output folder: File exists; give a folder"
+    )
