@@ -312,6 +312,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:  # -o files are written whole or not at all (_emit)
             print(f"spf {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # stdout's reader has gone (`spf codegen ... | head`)
+            _quiet_stdout()
+            return 141  # 128 + SIGPIPE, what a shell shows for a command the pipe ended
+
+
+def _quiet_stdout() -> None:
+    """Point the process's stdout at /dev/null, so that the interpreter's last flush of the
+    closed pipe does not print an error at exit (where stdout is a real file descriptor)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 @contextlib.contextmanager

@@ -216,3 +216,26 @@ def test_demo_out_that_is_a_file_is_one_line_error(
     assert line == (
         "spf demo: error: --out 'fill.c': cannot make the output folder: File exists; give a folder"
     )
+
+
+class _ClosedPipe:
+    """A stdout whose reader has gone (``spf codegen ... | head -1``)."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self) -> int:
+        raise OSError("no file descriptor")
+
+
+def test_a_closed_pipe_on_stdout_ends_quietly(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main(["codegen", "k22:build"]) == 141  # 128 + SIGPIPE, as a shell shows it
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "BrokenPipeError" not in err
