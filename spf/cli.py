@@ -299,22 +299,25 @@ def _progress(message: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``spf`` command with ``argv`` (default: ``sys.argv[1:]``); the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] == "bench":
-        return _bench(args_list[1:])
-    parser = _parser()
-    args = parser.parse_args(args_list)
-    with _progress_shown():
-        try:
-            return _run(parser, args)
-        except SpfError as err:
-            print(f"spf {args.command}: error: {err}", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:  # -o files are written whole or not at all (_emit)
-            print(f"spf {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
-            return 130
-        except BrokenPipeError:  # stdout's reader has gone (`spf codegen ... | head`)
-            _quiet_stdout()
-            return 141  # 128 + SIGPIPE, what a shell shows for a command the pipe ended
+    command = args_list[0] if args_list else ""
+    try:
+        if command == "bench":
+            return _bench(args_list[1:])
+        parser = _parser()
+        args = parser.parse_args(args_list)
+        with _progress_shown():
+            try:
+                return _run(parser, args)
+            except SpfError as err:
+                print(f"spf {args.command}: error: {err}", file=sys.stderr)
+                return 1
+    except KeyboardInterrupt:  # -o files are written whole or not at all (_emit)
+        print(f"{' '.join(['spf', command][: 1 + bool(command)])}: interrupted (Ctrl-C)",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    except BrokenPipeError:  # stdout's reader has gone (`spf codegen ... | head`)
+        _quiet_stdout()
+        return 141  # 128 + SIGPIPE, what a shell shows for a command the pipe ended
 
 
 def _quiet_stdout() -> None:

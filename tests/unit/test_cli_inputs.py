@@ -239,3 +239,16 @@ def test_a_closed_pipe_on_stdout_ends_quietly(
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert "BrokenPipeError" not in err
+
+
+def test_ctrl_c_during_bench_is_one_line_and_status_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import spf.bench
+
+    def interrupted(argv: list[str]) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(spf.bench, "main", interrupted)
+    line = one_line_error(["bench", "--quick", "--only", "sets"], capsys, code=130)
+    assert line == "spf bench: interrupted (Ctrl-C)"
