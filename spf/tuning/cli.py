@@ -96,6 +96,11 @@ def load_kernel(
             f"--shape gives the extents of a C file's pointers; {spec!r} is a kernel of "
             "spf.kernels (its shapes are declared): leave --shape out"
         )
+    if function is not None:
+        raise ArgumentError(
+            f"--function picks a function of a C file; {spec!r} is a kernel of spf.kernels: "
+            "leave --function out, or give FILE.c"
+        )
     fn = getattr(kernels, spec, None)
     known = sorted(
         n for n, v in vars(kernels).items()

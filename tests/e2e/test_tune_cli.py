@@ -215,6 +215,8 @@ def test_tune_a_c_function_with_pointer_arguments_takes_shape(tmp_path: Path, ca
     assert "spf tune: error: --shape gives the extents of a C file's pointers" in (
         capsys.readouterr().err
     )
+    assert main(["tune", "gemm", "--function", "scale"]) == 1  # was ignored
+    assert "spf tune: error: --function picks a function of a C file" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("sizes", ["N=1000000000,M=1000000000,K=2", "N=9223372036854775807,M=2"])
