@@ -22,7 +22,7 @@ from spf.errors import ArgumentError
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from spf.computation.computation import Computation
 
@@ -41,6 +41,13 @@ def add_parser(commands: Any) -> None:
         "--sizes", metavar="N=512,M=512", help="values of the symbolic constants (dense sizes)"
     )
     tune.add_argument("--function", help="the C function to import (default: the only one)")
+    tune.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="keep the C file's #define'd NAME symbolic, so --sizes sets it (repeatable)",
+    )
     tune.add_argument(
         "--shape",
         action="append",
@@ -78,10 +85,14 @@ def add_parser(commands: Any) -> None:
 
 
 def load_kernel(
-    spec: str, function: str | None, shapes: Mapping[str, tuple[int | str, ...]] | None = None
+    spec: str,
+    function: str | None,
+    shapes: Mapping[str, tuple[int | str, ...]] | None = None,
+    params: Sequence[str] = (),
 ) -> Computation:
     """The Computation of ``spec``: an ``spf.kernels`` function name or a ``.c`` file (whose
-    pointers' extents are ``shapes``, ``--shape``)."""
+    pointers' extents are ``shapes``, ``--shape``, and whose #define'd ``params`` stay
+    symbolic, ``--param``)."""
     from spf import kernels
 
     if spec.endswith((".c", ".h")):
@@ -90,11 +101,11 @@ def load_kernel(
         path = Path(spec)
         if not path.is_file():
             raise ArgumentError(f"no such file {spec!r}")
-        return from_c(path, function, shapes=shapes or None)
-    if shapes:
+        return from_c(path, function, params or None, shapes=shapes or None)
+    if shapes or params:
         raise ArgumentError(
-            f"--shape gives the extents of a C file's pointers; {spec!r} is a kernel of "
-            "spf.kernels (its shapes are declared): leave --shape out"
+            f"--shape and --param are for a C file's pointers and #defines; {spec!r} is a "
+            "kernel of spf.kernels (its shapes and constants are declared): leave them out"
         )
     if function is not None:
         raise ArgumentError(
@@ -157,7 +168,7 @@ def run(
         return run_formats(args, progress)
     from spf.frontend.args import shape_options
 
-    comp = load_kernel(args.kernel, args.function, shape_options(args.shape))
+    comp = load_kernel(args.kernel, args.function, shape_options(args.shape), args.param)
     matrix = None
     if args.matrix:
         from spf.sparse import read_matrix_market

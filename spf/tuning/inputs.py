@@ -83,7 +83,8 @@ def kernel_args(
     if unknown:
         raise ArgumentError(
             f"--sizes names {', '.join(map(repr, unknown))}, not symbolic constants "
-            f"of {comp.name} (its constants: {', '.join(sorted(comp.params)) or 'none'})"
+            f"of {comp.name} (its constants: {', '.join(sorted(comp.params)) or 'none'}; "
+            "keep a #define of a C file symbolic with --param NAME)"
         )
     args: dict[str, Any] = {} if matrix is None else matrix_args(comp, matrix)
     known = {k: int(v) for k, v in args.items() if k in comp.params}

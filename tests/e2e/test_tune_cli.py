@@ -155,7 +155,7 @@ def test_tune_formats_refine_refines_the_chosen_schedule(
         (["tune", "spmv", "--refine"], "--refine refines the format chosen by --formats"),
         (
             ["tune", "spmv", "--formats", "--sizes", "N=3"],
-            "--sizes, --function and --shape do not apply",
+            "--sizes, --function, --shape and",
         ),
         (["tune", "spmv", "--matrix", "missing.mtx", "--formats"], "no such file 'missing.mtx'"),
     ],
@@ -212,9 +212,8 @@ def test_tune_a_c_function_with_pointer_arguments_takes_shape(tmp_path: Path, ca
     assert out.startswith("# scale: ")
     assert "tuning scale on x[40], n=40" in err
     assert main(["tune", "gemm", "--shape", "x=n"]) == 1
-    assert "spf tune: error: --shape gives the extents of a C file's pointers" in (
-        capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert "spf tune: error: --shape and --param are for a C file's pointers and #defines" in err
     assert main(["tune", "gemm", "--function", "scale"]) == 1  # was ignored
     assert "spf tune: error: --function picks a function of a C file" in capsys.readouterr().err
 
@@ -231,3 +230,19 @@ def test_sizes_past_the_machines_memory_are_refused_before_allocating(
     assert "Traceback" not in err
     assert f"spf tune: error: the arguments of {kernel} at these sizes take " in err
     assert "give smaller --sizes" in err
+
+
+def test_tune_a_c_function_keeps_a_define_symbolic_with_param(tmp_path: Path, capsys: Any) -> None:
+    """--sizes N=... of a #define'd N said "not symbolic constants (its constants: none)"
+    with no way to make it one from the command line: --param as spf import's."""
+    source = tmp_path / "sc.c"
+    source.write_text(
+        "#define N 8\nvoid sc(double x[N]) { for (int i = 0; i < N; i++) x[i] = 2.0 * x[i]; }\n"
+    )
+    argv = ["tune", str(source), "--sizes", "N=16", "--budget", "2", "--threads", "1"]
+    assert main(argv) == 1
+    assert "keep a #define of a C file symbolic with --param NAME" in capsys.readouterr().err
+    assert main([*argv, "--param", "N"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("# sc: ")
+    assert "tuning sc on x[16], N=16" in err
