@@ -311,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except SpfError as err:
                 print(f"spf {args.command}: error: {err}", file=sys.stderr)
                 return 1
-    except KeyboardInterrupt:  # -o files are written whole or not at all (_emit)
+    except KeyboardInterrupt:  # -o files are opened once their text is complete (_emit)
         print(f"{' '.join(['spf', command][: 1 + bool(command)])}: interrupted (Ctrl-C)",
               file=sys.stderr)  # fmt: skip
         return 130
@@ -545,8 +545,9 @@ def _not_the_input(output: str | None, source: Path | None) -> None:
 
 
 def _emit(text: str, output: str | None, source: Path | None = None) -> None:
-    """``text`` on stdout, or in the file ``output`` (its folders created), written whole or
-    not at all (a temporary file renamed over it); never over ``source``, the input."""
+    """``text`` on stdout, or in the file ``output`` (its folders created; through a
+    symlink, to a device too), never over ``source``, the input. Only opened once ``text``
+    is complete, so Ctrl-C before then leaves an existing file as it was."""
     if not output:
         sys.stdout.write(text)
         return
@@ -554,17 +555,13 @@ def _emit(text: str, output: str | None, source: Path | None = None) -> None:
     path = Path(output)
     if path.is_dir():
         raise ArgumentError(f"-o {output!r}: cannot write: it is a directory; give a file name")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        path.write_text(text)
     except OSError as err:
         raise ArgumentError(
             f"-o {output!r}: cannot write: {err.strerror or err}; give a writable file"
         ) from err
-    finally:
-        tmp.unlink(missing_ok=True)
     _progress(f"wrote {output}")
 
 

@@ -252,3 +252,22 @@ def test_ctrl_c_during_bench_is_one_line_and_status_130(
     monkeypatch.setattr(spf.bench, "main", interrupted)
     line = one_line_error(["bench", "--quick", "--only", "sets"], capsys, code=130)
     assert line == "spf bench: interrupted (Ctrl-C)"
+
+
+def test_output_through_a_symlink_writes_through(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-o LINK writes the file LINK points at, a device too (a link to /dev/null): the
+    whole-file write must not rename a temporary file over the link."""
+    import os
+    import stat
+
+    (workdir / "real.c").write_text("old")
+    (workdir / "link.c").symlink_to("real.c")
+    assert main(["codegen", "k22:build", "-o", "link.c"]) == 0
+    assert (workdir / "link.c").is_symlink()
+    assert "void twice(" in (workdir / "real.c").read_text()
+    (workdir / "null.c").symlink_to(os.devnull)
+    assert main(["codegen", "k22:build", "-o", "null.c"]) == 0
+    assert (workdir / "null.c").is_symlink()
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
