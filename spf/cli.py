@@ -275,13 +275,17 @@ def _call(spec: str, module_name: str, func_name: str) -> Computation:
             f"{module_name}.{func_name} is not a function but a {type(fn).__name__!r} value"
         )
     try:
-        comp = fn()
-    except SpfError:
-        raise
-    except TypeError as err:
+        inspect.signature(fn).bind()
+    except TypeError as err:  # parameters without defaults
         raise ArgumentError(
             f"calling {func_name}() failed: {err} (it must take no arguments)"
         ) from err
+    except ValueError:  # no signature to read (a builtin): calling it tells
+        pass
+    try:
+        comp = fn()
+    except SpfError:
+        raise
     except Exception as err:
         raise ArgumentError(f"calling {func_name}() failed: {type(err).__name__}: {err}") from err
     if not isinstance(comp, Computation):

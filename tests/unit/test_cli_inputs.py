@@ -27,6 +27,9 @@ def build():
 
 def interrupted():
     raise KeyboardInterrupt
+
+def buggy():
+    return len(3)
 """
 
 C_SOURCE = "void fill(int n, double *x) { for (int i = 0; i < n; i++) x[i] = 1.0; }\n"
@@ -271,3 +274,13 @@ def test_output_through_a_symlink_writes_through(
     assert main(["codegen", "k22:build", "-o", "null.c"]) == 0
     assert (workdir / "null.c").is_symlink()
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_a_type_error_inside_function_is_not_blamed_on_its_arguments(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FUNCTION takes no arguments but raises TypeError itself: the error said "(it must
+    take no arguments)", sending the user to the wrong fix."""
+    line = one_line_error(["codegen", "k22:buggy"], capsys)
+    assert "TypeError: object of type 'int' has no len()" in line
+    assert "must take no arguments" not in line
