@@ -195,5 +195,7 @@ def run(
         out.write(f"# timed with {res.threads} OpenMP thread(s)\n")
     if res.record is not None:
         out.write(f"# record: {res.record}\n")
+    if not res.reused and not res.interrupted and res.tried == 0 and res.illegal == 0:
+        out.write("# no candidate was measured within the budget: give a larger --budget\n")
     out.write((res.commands or "# the default schedule is the fastest found") + "\n")
     return 0

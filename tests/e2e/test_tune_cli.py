@@ -246,3 +246,19 @@ def test_tune_a_c_function_keeps_a_define_symbolic_with_param(tmp_path: Path, ca
     out, err = capsys.readouterr()
     assert out.startswith("# sc: ")
     assert "tuning sc on x[16], N=16" in err
+
+
+def test_a_search_that_measured_nothing_is_not_recorded(capsys: Any) -> None:
+    """``--budget 1e-9`` measured no candidate, yet its record answered the next call with
+    a real budget: "from the record (nothing measured) ... the default schedule is the
+    fastest found", for good."""
+    argv = ["tune", "gemm", "--sizes", "N=5,M=4,K=3", "--threads", "1", "--seed", "3"]
+    assert main([*argv, "--budget", "1e-9"]) == 0
+    out = capsys.readouterr().out
+    assert "0 candidates measured" in out
+    assert "# record:" not in out
+    assert "# no candidate was measured within the budget: give a larger --budget" in out
+    assert main([*argv, "--budget", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "from the record" not in out
+    assert "# record:" in out
