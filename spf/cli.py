@@ -45,6 +45,7 @@ import importlib
 import importlib.util
 import inspect
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -180,26 +181,53 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _import(module_name: str) -> ModuleType:
-    """Import ``module_name`` (a dotted name, searched in the current directory first, or a
-    ``.py`` path)."""
+    """Import ``module_name`` (a dotted name, or a ``.py`` path: a module of its own,
+    ``_spf_cli_<stem>``, so that a ``json.py`` or ``spf.py`` does not replace the module of
+    that name)."""
     if module_name.endswith(".py"):
         path = Path(module_name)
         if not path.is_file():
             raise ArgumentError(f"no such file {module_name!r}")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
+        name = f"_spf_cli_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise ArgumentError(f"cannot load {module_name!r} as a Python module")
         module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:  # a syntax error or an exception of the module's own code
+            sys.modules.pop(name, None)
+            raise _import_error(module_name, err) from err
         return module
-    sys.path.insert(0, str(Path.cwd()))
     try:
         return importlib.import_module(module_name)
     except ImportError as err:
         raise ArgumentError(f"cannot import {module_name!r}: {err}") from err
+    except Exception as err:
+        raise _import_error(module_name, err) from err
+
+
+@contextlib.contextmanager
+def _searched_first(folder: Path) -> Iterator[None]:
+    """``folder`` first on ``sys.path`` inside the block (as ``python FILE.py`` puts the
+    file's folder there), then ``sys.path`` as it was."""
+    entry = str(folder.resolve())
+    sys.path.insert(0, entry)
+    try:
+        yield
     finally:
-        sys.path.pop(0)
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
+
+
+def _import_error(module_name: str, err: Exception) -> ArgumentError:
+    """The one-line error of a module that raised ``err`` while it was imported."""
+    return ArgumentError(
+        f"cannot import {module_name!r}: {type(err).__name__}: {err}; fix the module (run "
+        f"`python {module_name if module_name.endswith('.py') else '-m ' + module_name}` "
+        "to see where)"
+    )
 
 
 def load(spec: str) -> Computation:
@@ -215,11 +243,20 @@ def load(spec: str) -> Computation:
     ...
     spf.errors.ArgumentError: expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got ...
     """
-    from spf.computation.computation import Computation
-
     module_name, sep, func_name = spec.rpartition(":")
     if not sep or not module_name or not func_name:
         raise ArgumentError(f"expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got {spec!r}")
+    # the module's folder (a .py path) or the current one is searched first while the module
+    # is imported and FUNCTION runs (its own imports may come late)
+    folder = Path(module_name).parent if module_name.endswith(".py") else Path.cwd()
+    with _searched_first(folder):
+        return _call(spec, module_name, func_name)
+
+
+def _call(spec: str, module_name: str, func_name: str) -> Computation:
+    """``load``'s import of ``module_name`` and call of its ``func_name``."""
+    from spf.computation.computation import Computation
+
     module = _import(module_name)
     fn = getattr(module, func_name, None)
     if fn is None:
@@ -238,13 +275,17 @@ def load(spec: str) -> Computation:
             f"{module_name}.{func_name} is not a function but a {type(fn).__name__!r} value"
         )
     try:
-        comp = fn()
-    except SpfError:
-        raise
-    except TypeError as err:
+        inspect.signature(fn).bind()
+    except TypeError as err:  # parameters without defaults
         raise ArgumentError(
             f"calling {func_name}() failed: {err} (it must take no arguments)"
         ) from err
+    except ValueError:  # no signature to read (a builtin): calling it tells
+        pass
+    try:
+        comp = fn()
+    except SpfError:
+        raise
     except Exception as err:
         raise ArgumentError(f"calling {func_name}() failed: {type(err).__name__}: {err}") from err
     if not isinstance(comp, Computation):
@@ -262,16 +303,34 @@ def _progress(message: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``spf`` command with ``argv`` (default: ``sys.argv[1:]``); the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] == "bench":
-        return _bench(args_list[1:])
-    parser = _parser()
-    args = parser.parse_args(args_list)
-    with _progress_shown():
-        try:
-            return _run(parser, args)
-        except SpfError as err:
-            print(f"spf {args.command}: error: {err}", file=sys.stderr)
-            return 1
+    command = args_list[0] if args_list else ""
+    try:
+        if command == "bench":
+            return _bench(args_list[1:])
+        parser = _parser()
+        args = parser.parse_args(args_list)
+        with _progress_shown():
+            try:
+                return _run(parser, args)
+            except SpfError as err:
+                print(f"spf {args.command}: error: {err}", file=sys.stderr)
+                return 1
+    except KeyboardInterrupt:  # -o files are opened once their text is complete (_emit)
+        print(f"{' '.join(['spf', command][: 1 + bool(command)])}: interrupted (Ctrl-C)",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    except BrokenPipeError:  # stdout's reader has gone (`spf codegen ... | head`)
+        _quiet_stdout()
+        return 141  # 128 + SIGPIPE, what a shell shows for a command the pipe ended
+
+
+def _quiet_stdout() -> None:
+    """Point the process's stdout at /dev/null, so that the interpreter's last flush of the
+    closed pipe does not print an error at exit (where stdout is a real file descriptor)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 @contextlib.contextmanager
@@ -325,7 +384,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         _progress(f"generating {args.target} code for {comp.name!r} ({len(comp.stmts)} statements)")
         text = comp.codegen(args.target, name=args.name, check=args.check, **_hls_options(args))
         _progress(f"generated {len(text.splitlines())} lines in {time.perf_counter() - t0:.2f} s")
-        _emit(text, args.output)
+        _emit(text, args.output, _module_file(args.function))
         return 0
     if args.command == "dot" and args.steps is not None:
         params = parse_params(args.params)
@@ -334,14 +393,15 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "dot":
         params = parse_params(args.params)
         graph = _load_with_progress(args.function).pdfg(params)
-        if args.output and not args.output.endswith(".dot"):
+        _not_the_input(args.output, _module_file(args.function))
+        if args.output and not args.output.lower().endswith(".dot"):
             _progress(f"rendering with Graphviz to {args.output}")
             _progress(f"wrote {graph.render(args.output)}")
         else:
             _emit(graph.to_dot(), args.output)
         return 0
     if args.command == "import":
-        _emit(_import_c(args), args.output)
+        _emit(_import_c(args), args.output, Path(args.file))
         return 0
     if args.command == "tune":
         from spf.tuning.cli import run as tune_run
@@ -446,18 +506,14 @@ def _steps(comp: Computation, directory: str, params: dict[str, int] | None) -> 
 def _import_c(args: argparse.Namespace) -> str:
     """``spf import``: the Python that builds the imported Computation and its loops."""
     from spf.frontend import translate
+    from spf.frontend.args import shape_options
 
     path = Path(args.file)
+    if path.is_dir():
+        raise ArgumentError(f"{args.file!r} is a directory; give a C source file")
     if not path.is_file():
         raise ArgumentError(f"no such file {args.file!r}")
-    shapes: dict[str, tuple[int | str, ...]] = {}
-    for item in args.shape:
-        name, eq, extents = item.partition("=")
-        if not eq or not name or not extents:
-            raise ArgumentError(f"--shape expects NAME=EXT,EXT (e.g. x=n), got {item!r}")
-        shapes[name.strip()] = tuple(
-            int(e) if e.strip().isdigit() else e.strip() for e in extents.split(",")
-        )
+    shapes = shape_options(args.shape)
     _progress(f"importing {args.function or 'the function'} from {path}")
     t = translate(path, args.function, args.param, None, shapes)
     loops = "\n".join(f"#   {line}" for line in t.comp.loop_structure().splitlines())
@@ -472,12 +528,45 @@ def _load_with_progress(spec: str) -> Computation:
     return comp
 
 
-def _emit(text: str, output: str | None) -> None:
-    if output:
-        Path(output).write_text(text)
-        _progress(f"wrote {output}")
-    else:
+def _module_file(spec: str) -> Path | None:
+    """The ``.py`` file of the module of ``MODULE:FUNCTION`` (imported by :func:`load`)."""
+    module_name = spec.rpartition(":")[0]
+    if module_name.endswith(".py"):
+        return Path(module_name)
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    return Path(file) if file else None
+
+
+def _not_the_input(output: str | None, source: Path | None) -> None:
+    """An ``ArgumentError`` when ``-o output`` is the file the command reads (``source``)."""
+    if not output or source is None or not (source.exists() and Path(output).exists()):
+        return
+    if os.path.samefile(output, source):
+        raise ArgumentError(
+            f"-o {output!r} is the input file {str(source)!r}: writing there would "
+            "overwrite it; choose another output file"
+        )
+
+
+def _emit(text: str, output: str | None, source: Path | None = None) -> None:
+    """``text`` on stdout, or in the file ``output`` (its folders created; through a
+    symlink, to a device too), never over ``source``, the input. Only opened once ``text``
+    is complete, so Ctrl-C before then leaves an existing file as it was."""
+    if not output:
         sys.stdout.write(text)
+        return
+    _not_the_input(output, source)
+    path = Path(output)
+    if path.is_dir():
+        raise ArgumentError(f"-o {output!r}: cannot write: it is a directory; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as err:
+        raise ArgumentError(
+            f"-o {output!r}: cannot write: {err.strerror or err}; give a writable file"
+        ) from err
+    _progress(f"wrote {output}")
 
 
 if __name__ == "__main__":

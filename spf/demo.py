@@ -25,6 +25,7 @@ import numpy as np
 
 import spf
 from spf import demo_more, demo_timing, kernels, sparse
+from spf.errors import ArgumentError
 
 
 def _lower_with_diagonal(a: Any) -> Any:
@@ -126,7 +127,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", default="out", help="output folder (default: out)")
     opts = parser.parse_args(argv)
     out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ArgumentError(
+            f"--out {opts.out!r}: cannot make the output folder: {err.strerror or err}; "
+            "give a folder"
+        ) from err
     if opts.matrix:
         a = sparse.read_matrix_market(opts.matrix).tocsr()
         label = Path(opts.matrix).name

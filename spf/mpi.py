@@ -121,6 +121,8 @@ def run(
     ``capture``); the caller checks the return code. Raises :class:`MPITimeoutError` when the
     job runs past ``timeout`` (the job is killed; the message holds its output so far).
     """
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ArgumentError(f"timeout must be a positive number of seconds, got {timeout!r}")
     argv = command(script, n, args, python=python, mpiexec=mpiexec, mpi4py=mpi4py)
     pipe = subprocess.PIPE if capture else None
     proc = subprocess.Popen(
@@ -464,6 +466,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
+    if ns.script != "-" and not Path(ns.script).exists():
+        print(f"spf.mpi: no such file {ns.script!r}; give the Python program to run",
+              file=sys.stderr)  # fmt: skip
+        return 2
     # SIGTERM (e.g. from `timeout`) becomes SystemExit, so run() still kills the job
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:

@@ -41,6 +41,7 @@ import importlib
 import json
 import os
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -107,6 +108,16 @@ def _default_json(quick: bool) -> Path:
     return Path.cwd() / name
 
 
+def _unwritable(out: Path) -> str | None:
+    """Why the JSON results cannot be written to ``out`` (None when they can be)."""
+    if out.is_dir():
+        return "is a directory; give a file name such as results.json"
+    folder = next((p for p in [out.parent, *out.parent.parents] if p.exists()), None)
+    if folder is not None and not folder.is_dir():
+        return f"{str(folder)!r} is a file, not a folder; give a path in a folder"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmarks; 0 when all ran (missed targets are reported, not errors)."""
     import dataclasses
@@ -120,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     threads = sorted(set(opts.threads))
     if 1 not in threads or min(threads) < 1:
         progress("--threads must include 1 and be positive")
+        return 2
+    out = opts.json or _default_json(opts.quick)
+    unwritable = _unwritable(out)
+    if unwritable:  # refused now, not after the whole run
+        print(f"spf bench: error: --json {str(out)!r}: {unwritable}", file=sys.stderr)
         return 2
     names = [n for n in BENCHMARKS if not opts.only or n in opts.only]
     results: dict[str, Any] = {}
@@ -156,7 +172,6 @@ def main(argv: list[str] | None = None) -> int:
         print()
     total = time.perf_counter() - started
     print(f"total {total:.0f} s")
-    out = opts.json or _default_json(opts.quick)
     out.parent.mkdir(parents=True, exist_ok=True)
     doc = {
         "quick": opts.quick,

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +125,28 @@ def shape_map(shapes: object) -> dict[str, tuple[int | str, ...]]:
                 )
         out[name] = extents
     return out
+
+
+def shape_options(items: Sequence[str]) -> dict[str, tuple[int | str, ...]]:
+    """The command line's ``--shape x=n --shape A=n,m`` (``spf import``, ``spf tune``) as
+    ``from_c``'s ``shapes``.
+
+    >>> shape_options(["x=n", "A=4, m"])
+    {'x': ('n',), 'A': (4, 'm')}
+    """
+    shapes: dict[str, tuple[int | str, ...]] = {}
+    for item in items:
+        name, eq, extents = item.partition("=")
+        if not eq or not name or not extents:
+            raise ArgumentError(f"--shape expects NAME=EXT,EXT (e.g. x=n), got {item!r}")
+        shapes[name.strip()] = tuple(_extent(e) for e in extents.split(","))
+    return shapes
+
+
+def _extent(text: str) -> int | str:
+    """An ``--shape`` extent: an integer (``-3`` too, which ``from_c`` refuses by name) or
+    the expression of a parameter (``n``)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text.strip()

@@ -24,8 +24,9 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 
 from spf.errors import ArgumentError, SpfError
@@ -79,15 +80,18 @@ class PDFGHistory(list[tuple[str, PDFG]]):
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ArgumentError(f"render: cannot create {str(folder)!r}: {err.strerror}") from None
+        index = folder / "index.html"
+        previous = _previous_steps(index)
         written = [
             graph.render(folder / name)
             for (_, graph), name in zip(self, self.file_names(), strict=True)
         ]
-        index = folder / "index.html"
         try:
             index.write_text(self._page(), encoding="utf-8")
         except OSError as err:
             raise ArgumentError(f"render: cannot write {str(index)!r}: {err.strerror}") from None
+        for name in previous - set(self.file_names()):  # a previous render's other steps
+            (folder / name).unlink(missing_ok=True)
         return [*written, index]
 
     def _page(self) -> str:
@@ -136,3 +140,20 @@ def _inline(svg: str) -> str:
     """An SVG document as an element that can sit inside HTML (no XML prolog or DOCTYPE)."""
     start = svg.find("<svg")
     return svg[start:] if start >= 0 else svg
+
+
+def _previous_steps(index: Path) -> set[str]:
+    """The SVG files that the ``index.html`` of an earlier :meth:`PDFGHistory.render` into
+    the same folder shows (none when there is no such page): the steps a new render removes
+    unless it writes them again."""
+    try:
+        page = index.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return set()
+    if "the PDFG step by step</title>" not in page:
+        return set()
+    return {
+        unescape(name)
+        for name in re.findall(r'<img src="([^"/\\]+\.svg)"', page)
+        if unescape(name) == Path(unescape(name)).name
+    }

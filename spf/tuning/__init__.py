@@ -87,6 +87,8 @@ def tune(
     res, entries = _search(comp, args, budget, sp, seed, max_trials, progress)
     if res.interrupted:
         return res  # a search stopped by Ctrl-C is not recorded (a later call searches again)
+    if res.tried == 0 and res.illegal == 0 and max_trials != 0:
+        return res  # the budget ran out before any candidate: a record would answer for good
     record = {
         **what,
         "commands": entries,

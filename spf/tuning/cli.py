@@ -22,7 +22,7 @@ from spf.errors import ArgumentError
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from spf.computation.computation import Computation
 
@@ -41,6 +41,20 @@ def add_parser(commands: Any) -> None:
         "--sizes", metavar="N=512,M=512", help="values of the symbolic constants (dense sizes)"
     )
     tune.add_argument("--function", help="the C function to import (default: the only one)")
+    tune.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="keep the C file's #define'd NAME symbolic, so --sizes sets it (repeatable)",
+    )
+    tune.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=EXT,EXT",
+        help="extents of a pointer parameter of the C function, e.g. --shape x=n (repeatable)",
+    )
     tune.add_argument("--budget", type=float, default=60.0, help="seconds (default: 60)")
     tune.add_argument("--seed", type=int, default=None, help="seed of the search")
     tune.add_argument("--threads", type=int, default=None, help="OpenMP threads (default: tried)")
@@ -70,8 +84,15 @@ def add_parser(commands: Any) -> None:
     )
 
 
-def load_kernel(spec: str, function: str | None) -> Computation:
-    """The Computation of ``spec``: an ``spf.kernels`` function name or a ``.c`` file."""
+def load_kernel(
+    spec: str,
+    function: str | None,
+    shapes: Mapping[str, tuple[int | str, ...]] | None = None,
+    params: Sequence[str] = (),
+) -> Computation:
+    """The Computation of ``spec``: an ``spf.kernels`` function name or a ``.c`` file (whose
+    pointers' extents are ``shapes``, ``--shape``, and whose #define'd ``params`` stay
+    symbolic, ``--param``)."""
     from spf import kernels
 
     if spec.endswith((".c", ".h")):
@@ -80,7 +101,17 @@ def load_kernel(spec: str, function: str | None) -> Computation:
         path = Path(spec)
         if not path.is_file():
             raise ArgumentError(f"no such file {spec!r}")
-        return from_c(path, function)
+        return from_c(path, function, params or None, shapes=shapes or None)
+    if shapes or params:
+        raise ArgumentError(
+            f"--shape and --param are for a C file's pointers and #defines; {spec!r} is a "
+            "kernel of spf.kernels (its shapes and constants are declared): leave them out"
+        )
+    if function is not None:
+        raise ArgumentError(
+            f"--function picks a function of a C file; {spec!r} is a kernel of spf.kernels: "
+            "leave --function out, or give FILE.c"
+        )
     fn = getattr(kernels, spec, None)
     known = sorted(
         n for n, v in vars(kernels).items()
@@ -135,7 +166,9 @@ def run(
         from spf.tuning.formats_cli import run_formats
 
         return run_formats(args, progress)
-    comp = load_kernel(args.kernel, args.function)
+    from spf.frontend.args import shape_options
+
+    comp = load_kernel(args.kernel, args.function, shape_options(args.shape), args.param)
     matrix = None
     if args.matrix:
         from spf.sparse import read_matrix_market
@@ -162,5 +195,7 @@ def run(
         out.write(f"# timed with {res.threads} OpenMP thread(s)\n")
     if res.record is not None:
         out.write(f"# record: {res.record}\n")
+    if not res.reused and not res.interrupted and res.tried == 0 and res.illegal == 0:
+        out.write("# no candidate was measured within the budget: give a larger --budget\n")
     out.write((res.commands or "# the default schedule is the fastest found") + "\n")
     return 0

@@ -38,9 +38,10 @@ def run_formats(args: argparse.Namespace, progress: Callable[[str], None]) -> in
         )
     if args.formats is None:
         raise ArgumentError("--refine refines the format chosen by --formats: give --formats too")
-    if args.sizes or args.function:
+    if args.sizes or args.function or args.shape or args.param:
         raise ArgumentError(
-            "--formats reads the matrix from --matrix; --sizes and --function do not apply"
+            "--formats reads the matrix from --matrix; --sizes, --function, --shape and "
+            "--param do not apply"
         )
     if not args.matrix:
         raise ArgumentError("--formats needs the matrix: give --matrix FILE.mtx")

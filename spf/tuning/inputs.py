@@ -10,6 +10,8 @@ seeded random values.
 from __future__ import annotations
 
 import importlib
+import math
+import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -81,12 +83,14 @@ def kernel_args(
     if unknown:
         raise ArgumentError(
             f"--sizes names {', '.join(map(repr, unknown))}, not symbolic constants "
-            f"of {comp.name} (its constants: {', '.join(sorted(comp.params)) or 'none'})"
+            f"of {comp.name} (its constants: {', '.join(sorted(comp.params)) or 'none'}; "
+            "keep a #define of a C file symbolic with --param NAME)"
         )
     args: dict[str, Any] = {} if matrix is None else matrix_args(comp, matrix)
     known = {k: int(v) for k, v in args.items() if k in comp.params}
     known.update(sizes or {})
     rng = np.random.default_rng(seed)
+    shapes: dict[str, tuple[list[int], np.dtype[Any]]] = {}
     for name, ds in comp.data_spaces.items():
         if name in args or ds.role != "data":
             continue
@@ -103,7 +107,9 @@ def kernel_args(
                     f"--sizes {','.join(f'{p}=...' for p in missing) or 'NAME=...'}"
                 )
             shape.append(value)
-        dtype = np.dtype(ds.dtype)
+        shapes[name] = (shape, np.dtype(ds.dtype))
+    _fits_in_memory(comp.name, shapes)
+    for name, (shape, dtype) in shapes.items():
         if np.issubdtype(dtype, np.floating):
             args[name] = rng.random(shape).astype(dtype)
         else:
@@ -112,3 +118,20 @@ def kernel_args(
         if p in known:
             args[p] = known[p]
     return args
+
+
+def _fits_in_memory(kernel: str, shapes: Mapping[str, tuple[list[int], np.dtype[Any]]]) -> None:
+    """An ``ArgumentError`` when the arrays of ``shapes`` would take more than half of the
+    machine's memory (tuning keeps copies of them): refused before numpy allocates them (a
+    MemoryError then, or a machine filled up)."""
+    total = sum(math.prod(max(0, e) for e in shape) * dtype.itemsize for shape, dtype in
+                shapes.values())  # fmt: skip
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # no sysconf: the address space at least
+        memory = 2**63
+    if total > memory // 2:
+        raise ArgumentError(
+            f"the arguments of {kernel} at these sizes take {total / 2**30:.3g} GiB, more than "
+            f"half of this machine's {memory / 2**30:.3g} GiB of memory; give smaller --sizes"
+        )

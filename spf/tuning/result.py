@@ -66,10 +66,11 @@ class TuneResult:
     ``history``: every candidate considered, in order (:class:`Trial`); ``threads``: the
     OpenMP thread count the chosen schedule was timed with (None: OpenMP's default);
     ``reused``: the result came from a record (nothing was measured); ``record``: the
-    record's path (None when ``interrupted``, or when the cache could not be written: a
-    warning says so); ``interrupted``: the search was stopped by
-    Ctrl-C (``KeyboardInterrupt``): the best candidate measured until then, its ``time``
-    the search's estimate (no final timing), and no record written."""
+    record's path (None when ``interrupted``, when the budget ran out before any candidate
+    was measured, or when the cache could not be written: a warning says so);
+    ``interrupted``: the search was stopped by Ctrl-C (``KeyboardInterrupt``): the best
+    candidate measured until then, its ``time`` the search's estimate (no final timing),
+    and no record written."""
 
     comp: Computation
     time: float

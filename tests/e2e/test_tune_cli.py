@@ -153,7 +153,10 @@ def test_tune_formats_refine_refines_the_chosen_schedule(
         (["tune", "gemm", "--formats"], "give the kernel 'spmv' (not 'gemm')"),
         (["tune", "spmv", "--formats"], "--formats needs the matrix: give --matrix FILE.mtx"),
         (["tune", "spmv", "--refine"], "--refine refines the format chosen by --formats"),
-        (["tune", "spmv", "--formats", "--sizes", "N=3"], "--sizes and --function do not apply"),
+        (
+            ["tune", "spmv", "--formats", "--sizes", "N=3"],
+            "--sizes, --function, --shape and",
+        ),
         (["tune", "spmv", "--matrix", "missing.mtx", "--formats"], "no such file 'missing.mtx'"),
     ],
 )
@@ -194,3 +197,68 @@ def test_a_size_that_names_no_constant_is_refused(capsys: Any) -> None:
     err = capsys.readouterr().err
     assert "--sizes names 'Q', not symbolic constants of gemm" in err
     assert "Traceback" not in err
+
+
+def test_tune_a_c_function_with_pointer_arguments_takes_shape(tmp_path: Path, capsys: Any) -> None:
+    """The error of a pointer argument said "pass shapes=", which spf tune had no option
+    for: ``--shape`` as ``spf import``'s."""
+    source = tmp_path / "scale.c"
+    source.write_text(
+        "void scale(int n, double *x) { for (int i = 0; i < n; i++) x[i] = 2.0 * x[i]; }\n"
+    )
+    argv = ["tune", str(source), "--sizes", "n=40", "--budget", "2", "--threads", "1"]
+    assert main([*argv, "--shape", "x=n"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("# scale: ")
+    assert "tuning scale on x[40], n=40" in err
+    assert main(["tune", "gemm", "--shape", "x=n"]) == 1
+    err = capsys.readouterr().err
+    assert "spf tune: error: --shape and --param are for a C file's pointers and #defines" in err
+    assert main(["tune", "gemm", "--function", "scale"]) == 1  # was ignored
+    assert "spf tune: error: --function picks a function of a C file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sizes", ["N=1000000000,M=1000000000,K=2", "N=9223372036854775807,M=2"])
+def test_sizes_past_the_machines_memory_are_refused_before_allocating(
+    sizes: str, capsys: Any
+) -> None:
+    """numpy's MemoryError (or "array is too big") was a traceback; sizes that fit the
+    address space but not the memory would have filled it."""
+    kernel = "gemm" if "K=" in sizes else "dense_mv"
+    assert main(["tune", kernel, "--sizes", sizes, "--budget", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"spf tune: error: the arguments of {kernel} at these sizes take " in err
+    assert "give smaller --sizes" in err
+
+
+def test_tune_a_c_function_keeps_a_define_symbolic_with_param(tmp_path: Path, capsys: Any) -> None:
+    """--sizes N=... of a #define'd N said "not symbolic constants (its constants: none)"
+    with no way to make it one from the command line: --param as spf import's."""
+    source = tmp_path / "sc.c"
+    source.write_text(
+        "#define N 8\nvoid sc(double x[N]) { for (int i = 0; i < N; i++) x[i] = 2.0 * x[i]; }\n"
+    )
+    argv = ["tune", str(source), "--sizes", "N=16", "--budget", "2", "--threads", "1"]
+    assert main(argv) == 1
+    assert "keep a #define of a C file symbolic with --param NAME" in capsys.readouterr().err
+    assert main([*argv, "--param", "N"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("# sc: ")
+    assert "tuning sc on x[16], N=16" in err
+
+
+def test_a_search_that_measured_nothing_is_not_recorded(capsys: Any) -> None:
+    """``--budget 1e-9`` measured no candidate, yet its record answered the next call with
+    a real budget: "from the record (nothing measured) ... the default schedule is the
+    fastest found", for good."""
+    argv = ["tune", "gemm", "--sizes", "N=5,M=4,K=3", "--threads", "1", "--seed", "3"]
+    assert main([*argv, "--budget", "1e-9"]) == 0
+    out = capsys.readouterr().out
+    assert "0 candidates measured" in out
+    assert "# record:" not in out
+    assert "# no candidate was measured within the budget: give a larger --budget" in out
+    assert main([*argv, "--budget", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "from the record" not in out
+    assert "# record:" in out

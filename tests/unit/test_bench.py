@@ -210,3 +210,17 @@ def test_every_benchmark_runs_quick(
 def test_every_printed_needle_names_a_benchmark() -> None:
     assert set(_PRINTS) <= set(BENCHMARKS)
     assert set(_CHECKS) <= set(BENCHMARKS)
+
+
+def test_json_that_cannot_be_written_is_refused_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--json DIR`` (or under a file) failed with a traceback after the whole run."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for target in (tmp_path, blocker / "r.json"):
+        assert main(["--quick", "--only", "sets", "--json", str(target)]) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.startswith(f"spf bench: error: --json {str(target)!r}: ")
+        assert "Traceback" not in err

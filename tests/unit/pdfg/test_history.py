@@ -288,6 +288,25 @@ def test_render_writes_each_step_and_an_index(tmp_path: Path) -> None:
     assert "1. comp.stmt(&quot;s1&quot;).tile(" in index
 
 
+@pytest.mark.requires_graphviz
+def test_render_again_removes_the_steps_of_the_previous_render(tmp_path: Path) -> None:
+    """``spf dot --steps DIR`` twice: the second trace's steps only (01-tile.svg of the
+    first stayed, a graph of another schedule next to the new ones); other files stay."""
+    comp = kernels.blur2d()
+    comp.stmt("s1").tile("i", "j", 4, 4, "i0", "j0", "i1", "j1")
+    comp.pdfg_history().render(tmp_path)
+    (tmp_path / "07-mine.svg").write_text("<svg/>")  # not in the previous index: kept
+    (tmp_path / "notes.txt").write_text("mine")
+    written = kernels.blur2d().pdfg_history().render(tmp_path)
+    assert [p.name for p in written] == ["00-initial.svg", "index.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "00-initial.svg",
+        "07-mine.svg",
+        "index.html",
+        "notes.txt",
+    ]
+
+
 def test_render_into_a_file_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "taken"
     target.write_text("x")
