@@ -227,7 +227,12 @@ def tune(
         )
     budget, seed, threads = plain(budget), plain(seed), plain(threads)
     max_padding = plain(max_padding)
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, (int, float))
+        or not math.isfinite(budget)  # as spf.tune: inf would never stop searching
+        or not budget > 0
+    ):
         raise ArgumentError(
             f"formats.tune: budget must be a positive number of seconds, got {budget!r}"
         )

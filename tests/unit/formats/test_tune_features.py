@@ -129,6 +129,7 @@ def test_bad_spaces_say_what_is_wrong(space: object, message: str) -> None:
     [
         ({"kernel": "spmm"}, "kernel must be 'spmv'"),
         ({"budget": 0}, "budget must be a positive"),
+        ({"budget": float("inf")}, "budget must be a positive"),
         ({"threads": 0}, "threads must be None or a positive int"),
         ({"index_dtype": "int16"}, "index_dtype must be"),
     ],
