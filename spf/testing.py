@@ -169,6 +169,33 @@ def compiled(name: str, *args: Any, index_dtype: Any = None, **options: Any) -> 
     return _compiled(*key)
 
 
+def compiled_without(build: Callable[[], Any], module: Any, attr: str = "plan") -> Any:
+    """``build().compile()`` with ``module.attr`` (a code generation planner, such as
+    :func:`spf.codegen.row_pairs.plan`) returning None, generated afresh: nothing read from or
+    kept in spf's caches of generated code and analyses. The kernel as printed before the
+    planner existed, for tests comparing both on the same arrays."""
+    from spf.analysis import memo
+    from spf.runtime import compile as compile_module
+    from spf.runtime import warm
+
+    patches = [
+        (module, attr, lambda *args: None),
+        (compile_module, "_GENERATED", {}),
+        (compile_module, "_read_generated", lambda *args: None),
+        (compile_module, "_write_generated", lambda *args: None),
+        (warm, "warm_key", lambda *args, **kwargs: None),
+        (memo, "remembered", lambda ir, key, run: run()),
+    ]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    try:
+        for owner, name, value in patches:
+            setattr(owner, name, value)
+        return build().compile()
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+
+
 def run_and_compare(
     kernel: Callable[..., Any],
     args: Mapping[str, Any],

@@ -16,10 +16,8 @@ import scipy.sparse as sp
 
 import spf
 from spf import ArgumentError
-from spf.analysis import memo
 from spf.codegen import row_pairs
-from spf.runtime import compile as compile_module
-from spf.runtime import warm
+from spf.testing import compiled_without
 
 GUARD = 16
 
@@ -29,14 +27,7 @@ def kernels(request: pytest.FixtureRequest) -> tuple[str, Any, Any]:
     dtype = request.param
     new = spf.kernels.sptrsv_csr(index_dtype=dtype).compile()
     assert "spf_bound_col" in new.source
-    with pytest.MonkeyPatch.context() as mp:  # generated again, nothing kept
-        mp.setattr(row_pairs, "plan", lambda *args: None)
-        mp.setattr(compile_module, "_GENERATED", {})
-        mp.setattr(compile_module, "_read_generated", lambda *args: None)
-        mp.setattr(compile_module, "_write_generated", lambda *args: None)
-        mp.setattr(warm, "warm_key", lambda *args, **kwargs: None)
-        mp.setattr(memo, "remembered", lambda ir, key, run: run())
-        old = spf.kernels.sptrsv_csr(index_dtype=dtype).compile()
+    old = compiled_without(lambda: spf.kernels.sptrsv_csr(index_dtype=dtype), row_pairs)
     assert "spf_bound_col" not in old.source
     return dtype, new, old
 

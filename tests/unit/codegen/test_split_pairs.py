@@ -22,11 +22,9 @@ import scipy.sparse as sp
 
 import spf
 from spf import ArgumentError
-from spf.analysis import memo
 from spf.codegen import row_pairs, split_pairs
 from spf.codegen.loop_ast import Block, For, Int, Op, Var
-from spf.runtime import compile as compile_module
-from spf.runtime import warm
+from spf.testing import compiled_without
 
 GUARD = 16
 
@@ -36,14 +34,7 @@ def kernels(request: pytest.FixtureRequest) -> tuple[str, Any, Any]:
     dtype = request.param
     new = spf.kernels.gauss_seidel_csr(index_dtype=dtype).compile()
     assert "spf_split_col" in new.source
-    with pytest.MonkeyPatch.context() as mp:  # generated again, nothing kept
-        mp.setattr(split_pairs, "plan", lambda *args: None)
-        mp.setattr(compile_module, "_GENERATED", {})
-        mp.setattr(compile_module, "_read_generated", lambda *args: None)
-        mp.setattr(compile_module, "_write_generated", lambda *args: None)
-        mp.setattr(warm, "warm_key", lambda *args, **kwargs: None)
-        mp.setattr(memo, "remembered", lambda ir, key, run: run())
-        old = spf.kernels.gauss_seidel_csr(index_dtype=dtype).compile()
+    old = compiled_without(lambda: spf.kernels.gauss_seidel_csr(index_dtype=dtype), split_pairs)
     assert "spf_split_col" not in old.source
     return dtype, new, old
 
