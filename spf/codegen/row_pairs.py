@@ -19,7 +19,8 @@ by the row, ``V(k) <= i + c`` or ``V(k) >= i + c`` (the symmetric SpMV's assumpt
 ``col(k) <= i``, ``sptrsv_csr``'s ``col(k) <= i - 1`` over its row less the diagonal), is
 tested the same way: each row's interval is ``[lo, i + c]`` or ``[i + c, hi]``, its length
 as ``room`` (where every row's ``i + c`` lies in ``[lo - 1, hi]`` or ``[lo, hi + 1]``:
-:func:`whole`).
+:func:`whole`), each tested from its fixed end (``(uint64_t)(v - lo) >= room`` for ``[lo, i
++ c]``: :func:`_bottom_anchored`).
 Results are bitwise those of the unchecked function (same statements, same order).
 
 Measured on the loaded 2-core machine (C time of the checked function over the unchecked
@@ -273,6 +274,10 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
     outside ``[lo, hi]``) leaves ``room`` as it was, so the next values are still tested
     against ``[lo, hi]`` (their facts are not reported: the first fault is).
 
+    A row bound ``V(k) <= i + c`` has the fixed end at the bottom instead: its interval
+    ``[lo, i + c]`` is tested as ``(uint64_t)(v - lo) >= room`` (:func:`_bottom_anchored`
+    proves it the same test), so that the top that moves every row costs nothing an entry.
+
     A split row (:mod:`spf.codegen.split_pairs`) moves ``top`` below ``hi`` (``i - m``, left
     of the diagonal): a value in range above it sets the bits and leaves ``room`` 0, so that
     the row's next values take the slow path too, whose range test is the read's own (a
@@ -283,20 +288,25 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
         pair = f.gap is not None
         name = _helper_name(f)
         room = "uint64_t *restrict room" if pair else "uint64_t room"
+        end = "bottom" if _bottom_anchored(f) else "top"
         proto = (
             f"int64_t {name}(const {f.ctype} *restrict a, int64_t t, int64_t lo, uint64_t lim, "
-            f"int64_t top, {room}, uint64_t bits, uint64_t *restrict facts, int64_t *restrict f)"
+            f"int64_t {end}, {room}, uint64_t bits, uint64_t *restrict facts, int64_t *restrict f)"
         )
         functions.append(Function(name, proto, static=True))
         if f.zero:
             test, hi = "(uint64_t)v > lim", "(int64_t)lim"
         else:
             test, hi = "(uint64_t)v - (uint64_t)lo > lim", "(int64_t)((uint64_t)lo + lim)"
+        if end == "bottom":
+            outside = "(uint64_t)v - (uint64_t)bottom >= room"
+        else:
+            outside = f"(uint64_t)top - (uint64_t)v >= {'*' if pair else ''}room"
         lines += [
             f"static inline {proto}",
             "{",
             "  int64_t v = (int64_t)a[t];",
-            f"  if (__builtin_expect((uint64_t)top - (uint64_t)v >= {'*' if pair else ''}room, 0))",
+            f"  if (__builtin_expect({outside}, 0))",
             "  {",
             f"    if ({test})",
             f"    {{ spf_fault_note(f, {FAULT_RANGE}, {f.n}, t, v); return v < lo ? lo : {hi}; }}",
@@ -308,6 +318,26 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
             lines.append(f"  *room = (uint64_t)top - (uint64_t)v + {1 - f.gap};")
         lines += ["  return v;", "}"]
     return Chunk(tuple(lines), functions=tuple(functions))
+
+
+def _bottom_anchored(f: Fused) -> bool:
+    """Whether ``f``'s interval is tested from its bottom: a row bound ``V(k) <= i + c``,
+    whose interval ``[lo, i + c]`` has a fixed bottom and a top that moves every row (the
+    others' top is fixed: ``hi``, or ``i - gap`` through a split row's left part, while
+    their bottom moves entry by entry).
+
+    Why ``(uint64_t)v - (uint64_t)bottom >= room`` is the top-anchored test ``(uint64_t)top
+    - (uint64_t)v >= room``, both true exactly for ``v`` outside ``[bottom, top]``: with
+    ``bottom = lo`` (0 for a range from 0), ``top = i + c`` in ``[lo - 1, hi]`` and ``room =
+    top - lo + 1`` (:func:`whole`, :func:`row_lines`; ``hi - lo + 1 < 2**64``), for ``v`` in
+    ``[lo, top]`` the difference ``v - lo`` is exact and below ``room``; for ``v > top`` it
+    is exact (``v - lo <= INT64_MAX - INT64_MIN < 2**64``) and at least ``room``; for ``v <
+    lo`` it wraps to ``2**64 - (lo - v) >= 2**64 - (lo + 2**63) = 2**63 - lo``, at least
+    ``hi - lo + 1 >= room`` since ``hi <= 2**63 - 1``. An empty interval (``room`` 0) sends
+    every value to the slow path both ways. Measured by hand (docs/backends/c.md,
+    "``sptrsv_csr``'s row pointer and obligation in the rows"): the top that moves every row
+    cost a subtraction an entry, 1.32x -> 1.22x on ``arrow`` int64."""
+    return f.bound is not None and f.bound.upper
 
 
 def _helper_name(f: Fused) -> str:
@@ -370,9 +400,10 @@ def _offsets(f: Fused) -> list[int]:
 
 
 def open_lines(pairs: RowPairs) -> list[str]:
-    """Before the fused row loop: each fused array's ``hi`` (``top``), its ``lo``
-    (``bottom``) and ``room`` (for a pair fact ``hi - lo + 1``, ``span``), and its read macro
-    through its helper (:func:`helper_chunk`)."""
+    """Before the fused row loop: each fused array's ``hi`` (``top``; none for a row bound
+    ``V(k) <= i + c``, tested from its bottom), its ``lo`` (``bottom``) and ``room`` (for a
+    pair fact ``hi - lo + 1``, ``span``), and its read macro through its helper
+    (:func:`helper_chunk`)."""
     out = []
     for f in pairs.fused:
         n, lo, lim = f.n, f"spf_lo_{f.n}", f"spf_lim_{f.n}"
@@ -384,6 +415,12 @@ def open_lines(pairs: RowPairs) -> list[str]:
                 f"uint64_t spf_room_{n} = spf_span_{n};",
             ]
             room = f"&spf_room_{n}"
+        elif _bottom_anchored(f):  # [bottom, i + c]: only room moves (row_lines)
+            out += [
+                f"const int64_t spf_bottom_{n} = {'0' if f.zero else lo};",
+                f"uint64_t spf_room_{n} = 0;",
+            ]
+            room = f"spf_room_{n}"
         else:
             out += [
                 f"const int64_t spf_hi_{n} = {hi}, spf_bottom_{n} = {'0' if f.zero else lo};",
@@ -391,9 +428,10 @@ def open_lines(pairs: RowPairs) -> list[str]:
                 f"uint64_t spf_room_{n} = 0;",
             ]
             room = f"spf_room_{n}" if f.split is None else f"&spf_room_{n}"
+        end = f"spf_bottom_{n}" if _bottom_anchored(f) else f"spf_top_{n}"
         out += [
             f"#undef {f.uf}",
-            f"#define {f.uf}(t0) {_helper_name(f)}({f.uf}, t0, {lo}, {lim}, spf_top_{n}, "
+            f"#define {f.uf}(t0) {_helper_name(f)}({f.uf}, t0, {lo}, {lim}, {end}, "
             f"{room}, (uint64_t){f.bits}ULL, &spf_facts, spf_fault)",
         ]
     return out
@@ -419,11 +457,8 @@ def row_lines(pairs: RowPairs) -> list[str]:
             out.append(f"spf_room_{n} = spf_span_{n};")
             continue
         b, x = f.bound, f"((int64_t)({pairs.row}) + {_lit(f.bound.c)})"
-        if b.upper:  # [lo, i + c]: i + c in [lo - 1, hi] (whole)
-            out += [
-                f"spf_top_{n} = {x};",
-                f"spf_room_{n} = (uint64_t){x} - (uint64_t)spf_bottom_{n} + 1;",
-            ]
+        if b.upper:  # [lo, i + c]: i + c in [lo - 1, hi] (whole), tested from lo
+            out.append(f"spf_room_{n} = (uint64_t){x} - (uint64_t)spf_bottom_{n} + 1;")
         else:  # [i + c, hi]: i + c in [lo, hi + 1] (whole)
             out += [
                 f"spf_top_{n} = spf_hi_{n};",

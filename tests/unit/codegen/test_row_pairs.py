@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import cffi
@@ -27,7 +28,7 @@ from spf.bench.scale_checks import symmetric_spmv
 from spf.codegen import row_pairs
 from spf.codegen.loop_ast import Block, For, Int, Var
 from spf.codegen.row_blocks import Pair
-from spf.testing import random_csr
+from spf.testing import compiled_without, random_csr
 
 LO = [0, -5, 3, -(2**63), 2**63 - 3]
 LIM = [0, 1, 10, 2**62, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1]
@@ -248,3 +249,76 @@ def test_a_fact_over_fewer_pairs_than_the_row_reports_only_its_pairs(dtype: Any)
     assert y.tolist() == [6.0]
     with pytest.raises(ArgumentError, match="col"):
         k(y=np.zeros(1), rowptr=rowptr, col=np.array([0, 2, 1], dtype=dtype), **args)
+
+
+def test_a_row_bound_below_the_row_is_tested_from_its_fixed_bottom() -> None:
+    """``V(k) <= i + c``'s interval ``[lo, i + c]`` moves its top every row: the one test is
+    anchored at the fixed bottom (``(uint64_t)v - bottom >= room``) and the rows set only
+    ``room``; ``V(k) >= i + c`` (``[i + c, hi]``) and the pair facts keep their fixed top."""
+    rows = For("i", Int(0), Var("rows"), 1, Block(()), 0)
+    for zero in (True, False):
+        upper = row_pairs.Fused(
+            "a", "int64_t", 0, zero, bound=row_pairs.Bound(True, -1, frozenset(), 1)
+        )
+        lower = row_pairs.Fused(
+            "b", "int64_t", 1, zero, bound=row_pairs.Bound(False, 1, frozenset(), 2)
+        )
+        pair = row_pairs.Fused(
+            "c", "int64_t", 2, zero, pair=Pair("c", "int64_t", 1, frozenset(), 4)
+        )
+        pairs = row_pairs.RowPairs(rows, (upper, lower, pair), Int(0), Var("rows"))
+        helpers = "\n".join(row_pairs.helper_chunk(pairs).lines).split("static inline")
+        assert "(uint64_t)v - (uint64_t)bottom >= room" in helpers[1]
+        assert "(uint64_t)top - (uint64_t)v >= room" in helpers[2]
+        assert "(uint64_t)top - (uint64_t)v >= *room" in helpers[3]
+        opened = "\n".join(row_pairs.open_lines(pairs))
+        assert "spf_bound_a(a, t0, spf_lo_0, spf_lim_0, spf_bottom_0, spf_room_0," in opened
+        assert "spf_top_0" not in opened
+        assert not any(line.startswith("spf_top_0") for line in row_pairs.row_lines(pairs))
+
+
+@pytest.fixture(scope="module", params=["int32", "int64"])
+def symmetric_pair(request: pytest.FixtureRequest) -> tuple[str, Any, Any]:
+    dtype = request.param
+    old = compiled_without(
+        lambda: SimpleNamespace(compile=lambda: symmetric_spmv(dtype)), row_pairs
+    )
+    assert "spf_bound_col" not in old.source
+    return dtype, symmetric_spmv(dtype), old
+
+
+def test_a_row_bound_at_the_ends_of_the_index_type_raises_what_the_checked_loops_raise(
+    symmetric_pair: tuple[str, Any, Any],
+) -> None:
+    """``col(k) <= i`` tested from its bottom: values at the ends of int32/int64, around 0,
+    ``i`` and ``N``, in a row's first, middle and last entry, give the unchecked results or
+    the same error text as the checked loops (the kernel printed without the fused reads)."""
+    dtype, new, old = symmetric_pair
+    n = 40
+    low = _lower(n, 9)
+    info = np.iinfo(dtype)
+    ends = [int(info.min), int(info.min) + 1, int(info.max) - 1, int(info.max), -2, -1, 0, n, n + 1]
+    col = spf.sparse.csr_args(low, dtype)["col"]
+    starts = low.indptr
+    raised = 0
+    for row in (0, 1, n // 2, n - 1):
+        s, e = int(starts[row]), int(starts[row + 1])
+        for k in sorted({s, (s + e) // 2, e - 1}):
+            for value in [*ends, row - 1, row, row + 1]:
+                bad = col.copy()
+                bad[k] = value
+                errors, ys = [], []
+                for kernel in (new, old):
+                    try:
+                        ys.append(_sym_run(kernel, low, dtype, bad))
+                        errors.append(None)
+                    except ArgumentError as error:
+                        errors.append(str(error))
+                assert errors[0] == errors[1], (row, k, value)
+                if errors[0] is None:
+                    assert np.array_equal(ys[0], ys[1]), (row, k, value)
+                if not 0 <= value < n:
+                    assert errors[0] is not None
+                    assert f"col[{k}] = {value}" in errors[0]
+                raised += errors[0] is not None
+    assert raised > 30

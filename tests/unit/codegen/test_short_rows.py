@@ -127,3 +127,52 @@ def test_random_damage_raises_what_the_checked_loops_raise(
             at = int(rng.integers(0, bad[name].size))
             bad[name][at] = int(rng.integers(-2, n + 2))
         _same(kernels, bad, n)
+
+
+def test_values_at_the_ends_of_the_index_type_raise_what_the_checked_loops_raise(
+    kernels: tuple[str, Any, Any],
+) -> None:
+    """``col(k) <= i - 1`` tested from its fixed bottom (``(uint64_t)col(k) >= i``): values
+    at the ends of int32/int64, around 0, ``i`` and ``N``, in a row's entries left of the
+    diagonal and at it, give the same results or error texts as the checked loops, and no
+    write outside the arrays."""
+    dtype = kernels[0]
+    n = 12
+    args = spf.sparse.sptrsv_args(_lower(n, 4), dtype)
+    rowptr = args["rowptr"]
+    info = np.iinfo(dtype)
+    ends = [int(info.min), int(info.min) + 1, int(info.max) - 1, int(info.max), -2, -1, 0, n]
+    raised = 0
+    for i in range(n):
+        s, e = int(rowptr[i]), int(rowptr[i + 1])
+        for at in sorted({s, e - 2, e - 1} - {s - 1}):
+            for value in [*ends, i - 1, i, i + 1]:
+                bad = {**args, "col": args["col"].copy()}
+                bad["col"][at] = value
+                error = _same(kernels, bad, n)
+                if not 0 <= value < n:
+                    assert error is not None
+                    if at < e - 1:  # (at the diagonal, a fact tested before the loops)
+                        assert f"col[{at}] = {value}" in error
+                raised += error is not None
+    assert raised > 8 * n
+
+
+def test_a_row_of_no_room_raises_what_the_checked_loops_raise(
+    kernels: tuple[str, Any, Any],
+) -> None:
+    """Row 0's interval ``[0, -1]`` is empty (``room`` 0): any entry left of its diagonal,
+    in range or not, breaks ``col(k) <= i - 1`` or the range, as in the checked loops."""
+    dtype = kernels[0]
+    info = np.iinfo(dtype)
+    for value in (0, 1, 2, -1, 3, int(info.min), int(info.max)):
+        args = {
+            "rowptr": np.array([0, 2, 3, 5], dtype=dtype),
+            "col": np.array([value, 0, 1, 0, 2], dtype=dtype),
+            "L": np.array([0.5, 4.0, 5.0, 0.25, 6.0]),
+            "NNZ": 5,
+        }
+        error = _same(kernels, args, 3)
+        assert error is not None
+        if not 0 <= value < 3:
+            assert f"col[0] = {value}" in error
