@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import spf
-from spf.formats import BCSR, BDIA, COO, CSR, SELL, convert
+from spf.formats import BCSR, BDIA, COO, CSC, CSR, SELL, convert
 
 BIG = 3_000_000_000  # more columns than int32 holds; the arrays stay small
 
@@ -68,3 +68,14 @@ def test_int32_coordinates_that_fit_still_convert() -> None:
         n, mm = fmt.extents(args)
         dense = sp.coo_array((out["A"], (out["row"], out["col"])), shape=(n, mm)).toarray()
         assert np.array_equal(dense[:7, :9], m.toarray())
+
+
+@pytest.mark.parametrize("dst", [CSC, CSR, SELL(2, 4)])
+def test_unchecked_decreasing_pointers_named_in_the_callers_terms(dst: spf.Format) -> None:
+    # check=False leaves the order facts unchecked; the kernel still refuses what it cannot
+    # compute, but named its own scratch ("run-time index array cv_cur[1] = 4")
+    args = {"rowptr": np.array([0, 3, 0, 3], np.int32), "col": np.array([0, 1, 2], np.int32),
+            "A": np.array([1.0, 2.0, 3.0]), "N": 3, "M": 3, "NNZ": 3}  # fmt: skip
+    with pytest.raises(spf.ArgumentError, match=r"rowptr.*nondecreasing.*rowptr\[2\] = 0") as err:
+        convert(CSR, dst).compile()(**args, check=False)
+    assert "cv_" not in str(err.value)
