@@ -79,3 +79,20 @@ def test_unchecked_decreasing_pointers_named_in_the_callers_terms(dst: spf.Forma
     with pytest.raises(spf.ArgumentError, match=r"rowptr.*nondecreasing.*rowptr\[2\] = 0") as err:
         convert(CSR, dst).compile()(**args, check=False)
     assert "cv_" not in str(err.value)
+
+
+def test_inspect_without_an_index_array_names_what_it_reads() -> None:
+    comp = spf.kernels.sptrsv_csr()
+    comp.wavefront("i")
+    solve = comp.compile()
+    low = sp.csr_array(sp.eye_array(5) * 2.0)
+    args = spf.sparse.sptrsv_args(low)
+    for missing in ("col", "NNZ"):
+        given = {k: v for k, v in args.items() if k not in ("L", missing)}
+        with pytest.raises(spf.ArgumentError) as err:
+            solve.inspect(**given)
+        text = str(err.value)
+        assert text.startswith("sptrsv_csr.inspect: missing argument(s) " + missing), text
+        assert "inspector" not in text.split(";")[0]
+        assert "int64_t" not in text
+        assert "reads N, NNZ, col, rowptr" in text
