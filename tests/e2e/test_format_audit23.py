@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import spf
-from spf.formats import BCSR, BDIA, COO, CSC, CSR, SELL, convert
+from spf.formats import BCSR, BDIA, COO, CSC, CSR, DIA, SELL, convert
 
 BIG = 3_000_000_000  # more columns than int32 holds; the arrays stay small
 
@@ -96,3 +96,26 @@ def test_inspect_without_an_index_array_names_what_it_reads() -> None:
         assert "inspector" not in text.split(";")[0]
         assert "int64_t" not in text
         assert "reads N, NNZ, col, rowptr" in text
+
+
+def test_own_coordinate_format_without_declared_ranges_converts() -> None:
+    # i = cc(k), j = rr(k) with the UFs undeclared: every conversion out of it failed with
+    # errors naming its scratch ("the access cv_cur(i) ... cv_path") or its sizes as unknown
+    # arguments ("unknown argument(s) M, N for convert_tcoo_coo")
+    tcoo = spf.Format("TCOO", coords="[i, j]",
+                      storage="{[i, j] -> [k]: 0 <= k < NNZ && i = cc(k) && j = rr(k)}",
+                      ufs=[spf.UF("rr"), spf.UF("cc")], value="vv")  # fmt: skip
+    m = sp.random_array((6, 8), density=0.4, rng=np.random.default_rng(3), format="coo")
+    args = {"rr": m.col.astype(np.int32), "cc": m.row.astype(np.int32), "vv": m.data.copy(),
+            "N": 6, "M": 8, "NNZ": m.nnz}  # fmt: skip
+    x = np.linspace(0.5, 2.0, 8)
+    for dst in (CSR, CSC, COO, DIA, SELL(2, 4)):
+        out = convert(tcoo, dst).compile()(**args)
+        rows, cols = dst.extents(out)
+        y, xp = np.zeros(rows), np.zeros(cols)
+        xp[:8] = x
+        spf.kernels.spmv(dst).compile()(y=y, x=xp, **out)
+        np.testing.assert_allclose(y[:6], m.toarray() @ x)
+    bad = {**args, "cc": np.where(np.arange(m.nnz) == 1, 6, args["cc"]).astype(np.int32)}
+    with pytest.raises(spf.ArgumentError, match=r"cc\[1\] = 6 is outside the declared range"):
+        convert(tcoo, CSR).compile()(**bad)
