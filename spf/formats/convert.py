@@ -281,8 +281,8 @@ class ConversionKernel:
         itself)."""
         if "run-time index array" not in str(err):
             return err
-        try:
-            self._source_ranges(args)
+        try:  # the ranges, then the pointers' order (check=False leaves it unchecked)
+            self._source_ranges(args, order=True)
         except ArgumentError as source:
             return source
         return err
@@ -365,11 +365,13 @@ class ConversionKernel:
             out["NNZ"] = nnz
         return out
 
-    def _source_ranges(self, env: Mapping[str, Any]) -> None:
+    def _source_ranges(self, env: Mapping[str, Any], *, order: bool = False) -> None:
         """With ``check=False`` too, the source format's index arrays in their declared
         ranges, one vectorised pass each, ``ArgumentError`` otherwise: the conversion
         writes through them (counts, cursors, slots), so a coordinate out of range would
-        write out of bounds; their other facts (orders) are left unchecked."""
+        write out of bounds; their other facts (orders) are left unchecked, but for
+        ``order``: the pointers' monotonicity too (to name a decreasing ``rowptr`` as the
+        cause of the error an unchecked call met on the scratch computed from it)."""
         binder = getattr(self.kernel, "_binder", None)
         if binder is None:
             return
@@ -377,7 +379,7 @@ class ConversionKernel:
         params, arrays = binder.bind({k: v for k, v in env.items() if k != "check"}, check=False)
         for d, arr in zip(binder.data, arrays, strict=True):
             if d.uf_check is not None and d.name in source:
-                d.uf_check.check(arr, params, order=False)
+                d.uf_check.check(arr, params, order=order)
 
 
 def _extent(expr: str, sizes: Mapping[str, int]) -> int:

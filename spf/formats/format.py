@@ -465,7 +465,7 @@ class Format:
                 uf.name,
                 arity=uf.arity,
                 domain=uf.domain if uf.domain is not None else self._implied_domain(uf),
-                range=uf.range if uf.range is not None else self._pointer_range(uf),
+                range=uf.range if uf.range is not None else self._implied_range(uf),
                 monotonic=uf.monotonic,
                 dtype=index_dtype or uf.dtype,
             )
@@ -486,6 +486,22 @@ class Format:
         for p, extent in zip(self.positions, self.value_shape, strict=True):
             if calls == {p}:
                 return f"{{[t]: 0 <= t < {extent}}}"
+        return None
+
+    def _implied_range(self, uf: UF) -> str | None:
+        """The range of an undeclared-range UF: a pointer's (:meth:`_pointer_range`), or
+        ``0 <= v < E`` for a UF that is a coordinate of extent ``E`` (``i = row(k)``,
+        ``j = col(p, w)``): its values are that coordinate's. Without it a conversion from
+        a format of one's own had no bound on the counts and cursors indexed by the
+        coordinate, nor the sizes ``N``, ``M`` that bound it (an error naming the
+        conversion's scratch, or its sizes as unknown arguments)."""
+        pointer = self._pointer_range(uf)
+        if pointer is not None:
+            return pointer
+        for c, extent in zip(self.coords, self.shape, strict=True):
+            defined = self._defined.get(c, "")
+            if re.fullmatch(rf"\s*{uf.name}\s*\([^()]*\)\s*", defined):
+                return f"{{[v]: 0 <= v < {extent}}}"
         return None
 
     def _pointer_range(self, uf: UF) -> str | None:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import FormatError
+from spf.errors import ArgumentError, FormatError
 from spf.formats.convert import Conversion, ConversionKernel, _compressed, _coordinate
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 
@@ -74,6 +74,7 @@ class StoredConversionKernel(PhasedKernel):
     def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
+        _coordinates_fit(conv, sizes)
         env: dict[str, Any] = dict(args)
         value = env[conv.src.value]
         shape = tuple(_value(str(e), sizes) for e in conv.src.value_shape)
@@ -94,6 +95,30 @@ class StoredConversionKernel(PhasedKernel):
             r, c, v = conv.coo
             return {r: row, c: col, v: val, "N": n, "M": m, "NNZ": nnz}
         return self.then(row=row, col=col, A=val, N=n, M=m, NNZ=nnz, check=check)
+
+
+def _coordinates_fit(conv: Conversion, sizes: dict[str, int]) -> None:
+    """``ArgumentError`` when a coordinate the source computes (BCSR's ``j = c*bcol(kb) +
+    ci``, SELL's ``i = C*ch + r``, BDIA's ``i = R*b + r``), not one it copies from an index
+    array (``j = col(p, w)``, already of the index type), can exceed what the conversion's
+    index arrays hold: the kernel would store it wrapped (a negative column, silently), as
+    the ``spf.sparse`` builders refuse such a shape in int32."""
+    src = conv.src
+    most = int(np.iinfo(conv.index_dtype).max)
+    for coord, ext in zip(src.coords, src.shape, strict=True):
+        defined = src._defined.get(coord, coord)
+        copied = re.fullmatch(r"\s*(\w+)\(([^()]*)\)\s*", defined)
+        if copied is not None and copied.group(1) in src.ufs:
+            continue
+        n = _value(str(ext), sizes)
+        if n - 1 > most:
+            what = "row" if coord == src.coords[0] else "column"
+            raise ArgumentError(
+                f"convert({src.name} -> {conv.dst.name}): {what} {coord} = {defined} reaches "
+                f"{n - 1} ({ext} = {n}), more than {conv.index_dtype} index arrays hold; "
+                f"convert with index_dtype='int64' (spf.formats.convert(..., "
+                f"index_dtype='int64'), the source's index arrays in int64)"
+            )
 
 
 class StoredConversion(PhasedConversion):

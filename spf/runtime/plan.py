@@ -867,6 +867,12 @@ class WavefrontKernel(Kernel):
             )
         given = self._inspected(args)
         n = self._count(given)
+        missing = [a for a in self._inputs if a not in given]
+        if missing:  # else the inspector's binder names its own C prototype
+            raise ArgumentError(
+                f"{self.name}.inspect: missing argument(s) {', '.join(missing)}; the inspector "
+                f"reads {', '.join(self._inputs)}: pass them by name, as to the kernel"
+            )
         try:
             with shared():  # the stages' fact checks and the plan's fingerprint
                 if self._coarse:
