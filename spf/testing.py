@@ -196,6 +196,76 @@ def compiled_without(build: Callable[[], Any], module: Any, attr: str = "plan") 
             setattr(owner, name, value)
 
 
+GUARD = 16
+"""Entries of guard zone on each side of the arrays :func:`guarded_call` passes."""
+
+
+def guarded_call(
+    kernel: Any, arrays: Mapping[str, tuple[Any, Any]], out: str, **params: Any
+) -> tuple[str | None, np.ndarray]:
+    """A checked call of ``kernel`` on copies of ``arrays`` (name -> (values, fill)), each a
+    view into a buffer of ``fill`` with :data:`GUARD` entries on each side, and ``params``:
+    the ``ArgumentError`` text (None when the call passed) and a copy of the array ``out``.
+    Asserts that no guard entry changed and that no array but ``out`` was written."""
+    bufs, views = {}, {}
+    for name, (values, fill) in arrays.items():
+        a = np.asarray(values)
+        bufs[name] = np.full(a.size + 2 * GUARD, fill, dtype=a.dtype)
+        views[name] = bufs[name][GUARD : GUARD + a.size]
+        views[name][:] = a
+    before = {k: b.copy() for k, b in bufs.items()}
+    error = None
+    try:
+        kernel(**views, **params, check=True)
+    except ArgumentError as e:
+        error = str(e)
+    for k, b in bufs.items():
+        end = GUARD + views[k].size
+        assert np.array_equal(b[:GUARD], before[k][:GUARD]), k
+        assert np.array_equal(b[end:], before[k][end:]), k
+        if k != out:
+            assert np.array_equal(b, before[k]), k
+    return error, views[out].copy()
+
+
+def same_checked_calls(
+    new: Any, old: Any, arrays: Mapping[str, tuple[Any, Any]], out: str, **params: Any
+) -> str | None:
+    """:func:`guarded_call` of both kernels on the same arrays: the same error text, or
+    bitwise equal ``out`` where both passed; returns the error text (None: passed)."""
+    e_new, out_new = guarded_call(new, arrays, out, **params)
+    e_old, out_old = guarded_call(old, arrays, out, **params)
+    assert e_new == e_old
+    if e_new is None:
+        assert np.array_equal(out_new, out_old)
+    return e_new
+
+
+def built_c(folder: Any, name: str, lines: Sequence[str], cdefs: Sequence[str]) -> tuple[Any, Any]:
+    """``lines`` of C (after ``<stdint.h>`` and a plain ``spf_fault_note`` keeping the first
+    fault) built as ``folder/name.so`` with gcc and opened with cffi: ``(ffi, library)`` of
+    the functions ``cdefs`` declares. For tests running printed fragments on their own."""
+    import subprocess
+    from pathlib import Path
+
+    import cffi
+
+    head = [
+        "#include <stdint.h>",
+        "static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)",
+        "{ if (!f[0]) { f[0] = kind; f[1] = uf; f[2] = at; f[3] = v; } }",
+    ]
+    ffi = cffi.FFI()
+    for cdef in cdefs:
+        ffi.cdef(cdef)
+    c = Path(folder) / f"{name}.c"
+    c.write_text("\n".join([*head, *lines]) + "\n")
+    so = c.with_suffix(".so")
+    cmd = ["gcc", "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-o", str(so), str(c)]
+    subprocess.run(cmd, check=True)
+    return ffi, ffi.dlopen(str(so))
+
+
 def run_and_compare(
     kernel: Callable[..., Any],
     args: Mapping[str, Any],

@@ -36,7 +36,8 @@ def test_sptrsv_tests_col_at_most_i_at_the_diagonal_only() -> None:
     # in col's read (its bit, 2) and fact 0 as the checked loops after them do
     fused, loops = checked.split("\n  else\n", 1)
     assert (
-        "spf_bound_col(col, t0, spf_lo_0, spf_lim_0, spf_bottom_0, spf_room_0, (uint64_t)2ULL" in fused
+        "spf_bound_col(col, t0, spf_lo_0, spf_lim_0, spf_bottom_0, spf_room_0, (uint64_t)2ULL"
+        in fused
     )
     for copy, fact1 in ((fused, 0), (loops, 2)):
         assert copy.count("((uint64_t)1 << 0)") == 1

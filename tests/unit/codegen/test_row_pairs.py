@@ -12,12 +12,9 @@ widest). Run on random rows of values drawn around those ends, through the print
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import cffi
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -28,7 +25,7 @@ from spf.bench.scale_checks import symmetric_spmv
 from spf.codegen import row_pairs
 from spf.codegen.loop_ast import Block, For, Int, Var
 from spf.codegen.row_blocks import Pair
-from spf.testing import compiled_without, random_csr
+from spf.testing import built_c, compiled_without, random_csr
 
 LO = [0, -5, 3, -(2**63), 2**63 - 3]
 LIM = [0, 1, 10, 2**62, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1]
@@ -87,25 +84,15 @@ def _run_function(number: int, zero: bool, kind: str, c: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
-    folder = tmp_path_factory.mktemp("row_pairs")
-    lines = [
-        "#include <stdint.h>",
-        "static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)",
-        "{ if (!f[0]) { f[0] = kind; f[1] = uf; f[2] = at; f[3] = v; } }",
-    ]
-    ffi = cffi.FFI()
+    lines: list[str] = []
+    cdefs = []
     for number, kind in enumerate(KINDS):
         lines += _run_function(number, *kind)
-        ffi.cdef(
+        cdefs.append(
             f"int run{number}(const int64_t *v, const int64_t *starts, int64_t i0, int64_t rows, "
             "int64_t lo, uint64_t lim, int64_t *fault, uint64_t *facts, int64_t *out);"
         )
-    c = Path(folder / "fused.c")
-    c.write_text("\n".join(lines) + "\n")
-    so = c.with_suffix(".so")
-    cmd = ["gcc", "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-o", str(so), str(c)]
-    subprocess.run(cmd, check=True)
-    return ffi, ffi.dlopen(str(so))
+    return built_c(tmp_path_factory.mktemp("row_pairs"), "fused", lines, cdefs)
 
 
 def _holds(kind: str, c: int, i: int, v: int, before: int | None) -> bool:

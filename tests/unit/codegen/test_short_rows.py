@@ -15,11 +15,8 @@ import pytest
 import scipy.sparse as sp
 
 import spf
-from spf import ArgumentError
 from spf.codegen import row_pairs
-from spf.testing import compiled_without
-
-GUARD = 16
+from spf.testing import compiled_without, same_checked_calls
 
 
 @pytest.fixture(scope="module", params=["int32", "int64"])
@@ -40,41 +37,14 @@ def _lower(n: int, seed: int) -> Any:
     return low
 
 
-def _call(kernel: Any, args: dict[str, Any], n: int) -> tuple[str | None, Any]:
-    bufs, views = {}, {}
-    for name in ("L", "rowptr", "col"):
-        a = np.asarray(args[name])
-        bufs[name] = np.full(a.size + 2 * GUARD, 77, dtype=a.dtype)
-        views[name] = bufs[name][GUARD : GUARD + a.size]
-        views[name][:] = a
-    for name, fill in (("f", -5.0), ("u", -7.0)):
-        bufs[name] = np.full(n + 2 * GUARD, fill)
-        views[name] = bufs[name][GUARD : GUARD + n]
-    views["f"][:] = np.linspace(1.0, 2.0, n)
-    views["u"][:] = 0.0
-    before = {k: b.copy() for k, b in bufs.items()}
-    error = None
-    try:
-        kernel(**views, N=n, NNZ=int(args["NNZ"]), check=True)
-    except ArgumentError as e:
-        error = str(e)
-    for k, b in bufs.items():
-        size = views[k].size
-        assert np.array_equal(b[:GUARD], before[k][:GUARD]), k
-        assert np.array_equal(b[GUARD + size :], before[k][GUARD + size :]), k
-        if k != "u":
-            assert np.array_equal(b, before[k]), k
-    return error, views["u"].copy()
-
-
 def _same(kernels: tuple[str, Any, Any], args: dict[str, Any], n: int) -> str | None:
+    """The same error text or ``u`` from the kernel as printed and the one without the
+    fused reads, on guarded copies of ``args``."""
     _, new, old = kernels
-    e_new, u_new = _call(new, args, n)
-    e_old, u_old = _call(old, args, n)
-    assert e_new == e_old
-    if e_new is None:
-        assert np.array_equal(u_new, u_old)
-    return e_new
+    arrays = {name: (args[name], 77) for name in ("L", "rowptr", "col")}
+    arrays["f"] = (np.linspace(1.0, 2.0, n), -5.0)
+    arrays["u"] = (np.zeros(n), -7.0)
+    return same_checked_calls(new, old, arrays, "u", N=n, NNZ=int(args["NNZ"]))
 
 
 def test_valid_rows_give_the_unchecked_results(kernels: tuple[str, Any, Any]) -> None:

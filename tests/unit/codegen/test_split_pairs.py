@@ -11,11 +11,8 @@ buffer whose guard bytes must stay untouched.
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
 from typing import Any
 
-import cffi
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -24,9 +21,7 @@ import spf
 from spf import ArgumentError
 from spf.codegen import row_pairs, split_pairs
 from spf.codegen.loop_ast import Block, For, Int, Op, Var
-from spf.testing import compiled_without
-
-GUARD = 16
+from spf.testing import built_c, compiled_without, same_checked_calls
 
 
 @pytest.fixture(scope="module", params=["int32", "int64"])
@@ -45,44 +40,14 @@ def _matrix(n: int, seed: int) -> Any:
     return sp.csr_array(m + sp.eye_array(n) * (n + 1.0))
 
 
-def _guarded(a: Any, fill: Any) -> tuple[Any, Any]:
-    """``a`` copied into the middle of a larger buffer of ``fill``: (the buffer, the view)."""
-    buf = np.full(a.size + 2 * GUARD, fill, dtype=a.dtype)
-    view = buf[GUARD : GUARD + a.size]
-    view[:] = a
-    return buf, view
-
-
-def _call(kernel: Any, args: dict[str, Any], n: int) -> tuple[str | None, Any]:
-    """The error message (None) and ``x`` of a checked call on guarded copies of ``args``."""
-    bufs = {}
-    views = {}
-    for name in ("A", "rowptr", "col", "diag"):
-        bufs[name], views[name] = _guarded(np.asarray(args[name]), 77)
-    bufs["b"], views["b"] = _guarded(np.linspace(1.0, 2.0, n), -5.0)
-    bufs["x"], views["x"] = _guarded(np.zeros(n), -7.0)
-    before = {k: b.copy() for k, b in bufs.items()}
-    error = None
-    try:
-        kernel(**views, N=n, NNZ=int(args["NNZ"]), check=True)
-    except ArgumentError as e:
-        error = str(e)
-    for k, b in bufs.items():
-        assert np.array_equal(b[:GUARD], before[k][:GUARD]), k
-        assert np.array_equal(b[GUARD + views[k].size :], before[k][GUARD + views[k].size :]), k
-        if k != "x":
-            assert np.array_equal(b, before[k]), k
-    return error, views["x"].copy()
-
-
 def _same(kernels: tuple[str, Any, Any], args: dict[str, Any], n: int) -> str | None:
+    """The same error text or ``x`` from the kernel as printed and the one with the split
+    reads turned off, on guarded copies of ``args``."""
     _, new, old = kernels
-    e_new, x_new = _call(new, args, n)
-    e_old, x_old = _call(old, args, n)
-    assert e_new == e_old
-    if e_new is None:
-        assert np.array_equal(x_new, x_old)
-    return e_new
+    arrays = {name: (args[name], 77) for name in ("A", "rowptr", "col", "diag")}
+    arrays["b"] = (np.linspace(1.0, 2.0, n), -5.0)
+    arrays["x"] = (np.zeros(n), -7.0)
+    return same_checked_calls(new, old, arrays, "x", N=n, NNZ=int(args["NNZ"]))
 
 
 def test_valid_rows_give_the_unchecked_results(kernels: tuple[str, Any, Any]) -> None:
@@ -233,26 +198,16 @@ def _split_function(number: int, zero: bool, gap: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def split_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
-    folder = tmp_path_factory.mktemp("split_pairs")
-    lines = [
-        "#include <stdint.h>",
-        "static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)",
-        "{ if (!f[0]) { f[0] = kind; f[1] = uf; f[2] = at; f[3] = v; } }",
-    ]
-    ffi = cffi.FFI()
+    lines: list[str] = []
+    cdefs = []
     for number, kind in enumerate(SPLITS):
         lines += _split_function(number, *kind)
-        ffi.cdef(
+        cdefs.append(
             f"int run{number}(const int64_t *v, const int64_t *starts, const int64_t *diags, "
             "int64_t i0, int64_t rows, int64_t lo, uint64_t lim, int64_t *fault, "
             "uint64_t *facts, int64_t *out);"
         )
-    c = Path(folder / "split.c")
-    c.write_text("\n".join(lines) + "\n")
-    so = c.with_suffix(".so")
-    cmd = ["gcc", "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-o", str(so), str(c)]
-    subprocess.run(cmd, check=True)
-    return ffi, ffi.dlopen(str(so))
+    return built_c(tmp_path_factory.mktemp("split_pairs"), "split", lines, cdefs)
 
 
 def _split_expected(
