@@ -2,7 +2,9 @@
 
 ``inspect(copies=...)`` decides whether a coarse plan runs on copies (``plan.copies`` names
 the arrays copied); the copies themselves are built on the plan's first call that runs them,
-from that call's arrays, and kept with the plan:
+from that call's arrays, and kept with the plan when those are the plan's own (a checked
+call's, or an unchecked call's whose contents match the plan's fingerprint, compared once
+there; an unchecked call on other arrays of the plan's sizes gets copies for itself only):
 
 * per pointer ``P`` (CSR's ``rowptr``): ``P_part``, the prefix sums of the rows' lengths in
   the plan's position order (``coarse_order``), and ``kmap``, where each copied entry comes
@@ -182,9 +184,6 @@ class Copies:
     """``arrays`` holds the plan's arrays and the pointer copies in 32 bits
     (:data:`NARROW_LIMIT`): the executor that reads them declares them ``int32``."""
     lock: threading.Lock = field(default_factory=threading.Lock)
-    verified: bool = False
-    """Built from a ``check=True`` call's index arrays (which match the plan's
-    fingerprint); copies an unchecked call built are built again by the next checked one."""
 
     @classmethod
     def build(

@@ -1985,12 +1985,14 @@ class WavefrontKernel(Kernel):
             )
         with _SORT_LOCK:
             made = _COPIES.get(plan)
-            if made is None or (check and not made.verified):
-                # the copies of a checked call's index arrays (they match the plan's
-                # fingerprint) serve every call; an unchecked call's, unchecked calls only
+            if made is None:
                 at = {k: v for k, v in extra.items() if isinstance(v, np.ndarray)}
-                made = _COPIES[plan] = Copies.build(spec, coarse_order(plan), args, at)
-                made.verified = check
+                made = Copies.build(spec, coarse_order(plan), args, at)
+                # kept only when built from the plan's own index arrays: an unchecked call on
+                # other arrays of its sizes (its result is wrong, as any unchecked call's of
+                # a plan over other arrays) must leave no stale copies to later calls
+                if check or self._inspected_these(plan, args):
+                    _COPIES[plan] = made
         kernel = self._copy_kernels.get(made.narrow)
         if kernel is None:
             with self._serial_lock:
@@ -2006,6 +2008,15 @@ class WavefrontKernel(Kernel):
                 Kernel.__call__(kernel, check=check, **args, **arrays, **values)
             finally:
                 self._last_threads = kernel.last_threads
+
+    def _inspected_these(self, plan: Plan, args: Mapping[str, object]) -> bool:
+        """Whether ``plan`` was inspected on the contents of these index arrays (its
+        fingerprint: one hash of each, as a checked call takes)."""
+        try:
+            self._check_plan(plan, args, contents=True)
+        except ArgumentError:
+            return False
+        return True
 
     def _run_in_order(
         self,
@@ -2091,7 +2102,8 @@ _CHECKED_UNCHECKED: weakref.WeakKeyDictionary[
 """The coarse plans checked on an unchecked call only (good for unchecked calls)."""
 _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """Each plan's part-ordered copies (:mod:`spf.runtime.copies`), built on its first call
-(rebuilt on the first ``check=True`` call when an unchecked call built them)."""
+whose index arrays are the plan's (a checked call's, or an unchecked call's that match its
+fingerprint)."""
 
 
 Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, RunScan]

@@ -135,6 +135,32 @@ def test_changed_pattern_with_copies_is_refused(trsv: Pair, two_threads: None) -
         solve(k, lower(300, 0.02, 2), dtype, plan)
 
 
+def test_an_unchecked_call_on_other_arrays_leaves_no_copies_behind(
+    trsv: Pair, two_threads: None
+) -> None:
+    """Copies built by an unchecked call on another pattern of the plan's sizes (a wrong
+    result, as any unchecked call of a plan over other arrays) are not kept for the plan:
+    the next unchecked call on the plan's own arrays reads copies of those, not the stale
+    ones (it gave a wrong result until a checked call rebuilt them)."""
+    k, serial, dtype = trsv
+    m = lower(2000, 0.004, 8)
+    args = sptrsv_args(m, dtype)
+    other = dict(args, col=args["col"].copy())
+    starts, ends = args["rowptr"][:-1], args["rowptr"][1:]
+    first = starts[(ends - starts >= 2) & (args["col"][starts] > 0)]
+    assert len(first) > 100
+    other["col"][first] -= 1  # a row's first column one to the left: another pattern
+    f = np.ones(2000)
+    want = np.zeros(2000)
+    serial(u=want, f=f, **args)
+    for strategy in ("coarse", "levels"):
+        plan = k.inspect(strategy=strategy, threads=2, copies=True, **args)
+        k(u=np.zeros(2000), f=f, plan=plan, check=False, **other)  # the careless call
+        u = np.zeros(2000)
+        k(u=u, f=f, plan=plan, check=False, **args)
+        np.testing.assert_array_equal(u, want, err_msg=strategy)
+
+
 def test_plan_says_whether_it_copies(trsv: Pair) -> None:
     k, _, dtype = trsv
     args = sptrsv_args(lower(3000, 0.002, 4), dtype)
