@@ -110,12 +110,15 @@ class Replay:
 
     def __init__(
         self, kernel: Kernel, values: tuple[Any, ...], ordered: tuple[Any, ...],
-        given: tuple[Any, ...], mode: int,
+        given: tuple[Any, ...], names: tuple[str, ...], mode: int,
     ) -> None:  # fmt: skip
         """The replay of ``kernel``'s C call on parameter ``values`` and ``ordered``
-        (its arrays, in its order), of which those in ``given`` (the call's arguments, by
-        identity) are the call's own; the others are the plan's."""
-        mine = {id(a): n for n, a in enumerate(given) if type(a) is np.ndarray}
+        (its arrays, in its order), of which those named in ``names`` (the names of the
+        call's arguments ``given``) are the call's own; the others are the plan's. By
+        name, not by object: a call that passed one array for two arguments (``b`` as
+        ``x``) must not leave a replay that reads both from one argument of later calls."""
+        at = {name: n for n, name in enumerate(names) if type(given[n]) is np.ndarray}
+        mine = [at.get(d.name) for d in kernel._binder.data]
         fb, ctypes = kernel._from_buffer, kernel._ctypes
         use: list[int] = []  # each own array of the C call as its position in ``given``
         uctypes: list[Any] = []
@@ -124,7 +127,7 @@ class Replay:
         where: list[int] = []  # each C array argument: own buffer n, or -1 - its fixed slot
         order: list[int] = []  # each array as its position in (given, plan arrays)
         for k, a in enumerate(ordered):
-            n = mine.get(id(a))
+            n = mine[k]
             if n is None:  # the plan's array: bound once, the same object every call
                 where.append(-1 - len(fixed))
                 fixed.append(fb(ctypes[k], a))
@@ -155,17 +158,18 @@ class Replay:
 
     @classmethod
     def of(
-        cls, kernel: Kernel, merged: Mapping[str, object], given: tuple[Any, ...], mode: int
-    ) -> Replay | None:
+        cls, kernel: Kernel, merged: Mapping[str, object], given: tuple[Any, ...],
+        names: tuple[str, ...], mode: int,
+    ) -> Replay | None:  # fmt: skip
         """The replay of ``kernel(**merged, check=False)``, whose own arguments are
-        ``given`` (the rest of ``merged``'s arrays come from the plan), or None when that
-        call does not take the binding's fast path."""
+        ``given``, named ``names`` (the rest of ``merged``'s arrays come from the plan), or
+        None when that call does not take the binding's fast path."""
         if not kernel._params_first:
             return None
         bound = kernel._fast(merged)
         if bound is None:
             return None
-        return cls(kernel, tuple(bound[0]), tuple(bound[1]), given, mode)
+        return cls(kernel, tuple(bound[0]), tuple(bound[1]), given, names, mode)
 
     def hot(self, given: tuple[Any, ...], want: Any) -> Hot | None:
         """The :data:`Hot` call of this replay on arguments ``given``, whose record is
@@ -312,7 +316,7 @@ class Quick:
         args: Mapping[str, object], mode: int,
     ) -> None:  # fmt: skip
         """Record the replay of the way ``way`` ran: ``kernel(**merged, check=False)``."""
-        replay = self.replays[way] = Replay.of(kernel, merged, self.get(args), mode)
+        replay = self.replays[way] = Replay.of(kernel, merged, self.get(args), self.names, mode)
         if self.serial and way == ORDER:
             self.direct = replay
             self.hot = None

@@ -118,6 +118,37 @@ def test_replayed_calls_equal_the_kernels_one_after_the_other(
         assert len(counted) == 2
 
 
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize("strategy", ["serial", "coarse", "levels"])
+def test_a_call_with_one_array_for_two_arguments_leaves_no_crossed_replay(
+    fused: WavefrontKernel, pair: Any, team: int, strategy: str
+) -> None:
+    """An unchecked call passing one array for two arguments (``b`` as ``x``: the solve in
+    place) records its replay by argument name, not by object: the later calls on distinct
+    arrays read ``b`` from ``b`` (their replay read it from ``x``, every call wrong)."""
+    m = matrix(1000, 0.005, 9)
+    args = gauss_seidel_args(m)
+    plan = fused.inspect(
+        strategy=strategy, threads=2, **{k: v for k, v in args.items() if k != "A"}
+    )
+    b = np.random.default_rng(2).standard_normal(1000)
+    want_x, want_y = expected(pair, args, b)
+    with exactly(team):
+        same = b.copy()
+        fused(x=same, y=np.zeros(1000), b=same, plan=plan, check=False, **args)
+        call = fused.prepare(["x", "y", "b"], plan=plan, check=False, **args)
+        call(same, np.zeros(1000), same)
+        for _ in range(3):
+            x, y = np.zeros(1000), np.zeros(1000)
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+            np.testing.assert_array_equal(x, want_x)
+            np.testing.assert_array_equal(y, want_y)
+            x, y = np.zeros(1000), np.zeros(1000)
+            call(x, y, b)
+            np.testing.assert_array_equal(x, want_x)
+            np.testing.assert_array_equal(y, want_y)
+
+
 def solve_by(method: str) -> tuple[Any, Any, dict[str, Any], Any, Any]:
     """A lower solve's wavefront kernel of ``method``, its plan (strategy "wavefront") on a
     random 4000-row triangle, the arguments, ``b`` and the serial solve's ``x``."""
