@@ -37,6 +37,7 @@ import math
 import os
 import random
 import statistics
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -333,18 +334,37 @@ def _padded(
     call: Callable[[Any, Any], None], shape: tuple[int, int], padded: tuple[int, int]
 ) -> Callable[[Any, Any], None]:
     """``(x, y)`` of ``shape`` for a call on ``(x, y)`` of the ``padded`` shape, through
-    buffers: ``x`` copied in, ``y`` added from the padded result."""
+    buffers (each calling thread's own, so that calls from several threads at once never
+    read one another's ``x``): ``x`` copied in, ``y`` added from the padded result. ``x`` and
+    ``y`` are checked as the unpadded prepared call checks them: float64 arrays of the
+    matrix's shape, ``y`` writeable."""
     (n, m), (rows, cols) = shape, padded
-    xp, yp = np.zeros(cols), np.zeros(rows)
+    mine = threading.local()
 
     def spmv(x: Any, y: Any) -> None:
-        for name, v, length in (("x", x, m), ("y", y, n)):
-            if not isinstance(v, np.ndarray) or v.shape != (length,):
-                got = v.shape if isinstance(v, np.ndarray) else type(v).__name__
-                raise ArgumentError(
-                    f"formats.tune prepared call: {name} must be an array of shape "
-                    f"({length},), got {got}"
+        for name, v, length, out in (("x", x, m, False), ("y", y, n, True)):
+            if (
+                not isinstance(v, np.ndarray)
+                or v.dtype != np.float64
+                or v.shape != (length,)
+                or (out and not v.flags.writeable)
+            ):
+                got = f"{v.dtype} {v.shape}" if isinstance(v, np.ndarray) else type(v).__name__
+                got += (
+                    " read-only"
+                    if out and isinstance(v, np.ndarray) and not v.flags.writeable
+                    else ""
                 )
+                raise ArgumentError(
+                    f"formats.tune prepared call: {name} must be a "
+                    f"{'writeable ' if out else ''}float64 array of shape ({length},), got "
+                    f"{got}; pass np.asarray({name}, dtype=np.float64)"
+                    + (" (updated in place: y += A @ x)" if out else "")
+                )
+        buffers = getattr(mine, "buffers", None)
+        if buffers is None:
+            buffers = mine.buffers = (np.zeros(cols), np.zeros(rows))
+        xp, yp = buffers
         xp[:m] = x
         yp.fill(0.0)
         call(xp, yp)

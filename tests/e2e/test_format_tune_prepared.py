@@ -5,6 +5,7 @@ SELLV(C)): results bitwise those of the kernels they replace, and equal to scipy
 from __future__ import annotations
 
 import re
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -109,3 +110,55 @@ def test_sellv_in_the_history_and_replayed_from_its_record(tmp_path: Path) -> No
     assert again.candidate == fres.candidate
     x = np.ones(70)
     np.testing.assert_allclose(again(x), a @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_a_padded_prepared_call_refuses_what_the_others_refuse(tmp_path: Path) -> None:
+    """A format padded to whole blocks (BCSR) copies ``x`` into its own buffer: it checks
+    ``x`` and ``y`` as the unpadded prepared calls do (a float64 ``x``, a writeable float64
+    ``y``) instead of casting them or raising numpy's error after the C call."""
+    a = _matrix(61, 47, seed=4)
+    fres = spf.formats.tune(a, budget=ROOMY, space={"BCSR": [(3, 3)]}, threads=1, seed=0,
+                            max_padding=100.0, record_dir=tmp_path)  # fmt: skip
+    assert fres.kernel_shape != fres.shape
+    spmv = fres.prepare()
+    x = np.ones(47)
+    read_only = np.zeros(61)
+    read_only.flags.writeable = False
+    bad = {
+        "y": [np.zeros(61, dtype=np.int64), np.zeros(61, dtype=np.float32), read_only],
+        "x": [x + 1j, x.astype(np.float32), np.array([None] * 47)],
+    }
+    for name, values in bad.items():
+        for value in values:
+            args = (x, value) if name == "y" else (value, np.zeros(61))
+            with pytest.raises(spf.ArgumentError, match=rf"{name} must be a .*float64 array"):
+                spmv(*args)
+
+
+def test_a_padded_prepared_call_from_two_threads_at_once() -> None:
+    """The padded call's buffers are its calling thread's: two threads inside the C call at
+    once (held there until both have copied their ``x`` in) each read their own ``x`` (they
+    shared one buffer, so one of them read the other's)."""
+    from spf.formats.tuner import _padded
+
+    inside = threading.Barrier(2, timeout=30)
+
+    def doubled(xp: np.ndarray, yp: np.ndarray) -> None:  # y += 2 x, once both are in
+        inside.wait()
+        yp[:] += 2.0 * xp[: len(yp)]
+
+    spmv = _padded(doubled, (5, 5), (6, 6))
+    got: dict[int, np.ndarray] = {}
+
+    def run(t: int) -> None:
+        y = np.zeros(5)
+        spmv(np.full(5, float(t + 1)), y)
+        got[t] = y
+
+    workers = [threading.Thread(target=run, args=(t,)) for t in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for t in range(2):
+        np.testing.assert_array_equal(got[t], np.full(5, 2.0 * (t + 1)))
