@@ -1750,6 +1750,19 @@ class WavefrontKernel(Kernel):
         wsum[half + 1 :] += wsum[half]
         return order, wsum
 
+    def _no_missing_arrays(self, args: Mapping[str, object]) -> None:
+        """Refuse a call that leaves out one of the loop's arrays, before the plan's checks
+        (which took a missing index array for another one), naming the loop's arrays only
+        (not the executor's, which come from the plan)."""
+        arrays = [a.name for a in self._signature.args
+                  if a.kind != "param" and a.name not in self._plan_names]  # fmt: skip
+        missing = [name for name in arrays if name not in args]
+        if missing:
+            raise ArgumentError(
+                f"{self.name}: missing array argument(s) {', '.join(missing)}; pass every "
+                f"array of the loop by name ({', '.join(arrays)}); the plan's come from plan="
+            )
+
     def _check_parts(self, plan: Plan, args: Mapping[str, object], checked: bool) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the
         dependences of these index arrays (once per plan), ``ArgumentError`` when one joins
@@ -1865,6 +1878,7 @@ class WavefrontKernel(Kernel):
             )
         if positional:
             Kernel.__call__(self, *positional, check=check, **args)  # the binder's error
+        self._no_missing_arrays(args)
         if plan is None:
             plan = self.inspect(check=check, **self._inspected(args))
         elif not isinstance(plan, Plan):

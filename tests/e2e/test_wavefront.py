@@ -149,6 +149,27 @@ def test_plan_from_other_index_arrays_is_refused(
         k.inspect(bogus=1, **a)
 
 
+def test_a_missing_array_is_named_missing(
+    solver: tuple[WavefrontKernel, spf.Kernel, str],
+) -> None:
+    """A call with a plan that leaves out an array is told which one is missing (an index
+    array left out was "col differs from the col the plan inspected"; a data array was
+    "missing ... of void sptrsv_csr(..., nlevels_i, ...)", the executor's arguments), and
+    only the loop's arrays are listed, not the plan's."""
+    k, _, dtype = solver
+    a = sptrsv_args(lower(50, 0.1, 1), dtype)
+    plan = k.inspect(**a)
+    u, f = np.zeros(50), np.ones(50)
+    for check in (False, True):
+        for name in ("col", "rowptr", "L"):
+            given = {n: v for n, v in a.items() if n != name}
+            with pytest.raises(ArgumentError, match=rf"missing array argument\(s\) {name};") as err:
+                k(u=u, f=f, plan=plan, check=check, **given)
+            assert "levelptr" not in str(err.value)
+        with pytest.raises(ArgumentError, match=r"missing array argument\(s\) f;"):
+            k(u=u, plan=plan, check=check, **a)
+
+
 def narrow_chain(dtype: str) -> dict[str, object]:
     """A wide level, a chain of 10 one-row levels, a wide level (groups: parallel, one
     thread, parallel)."""
