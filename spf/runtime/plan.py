@@ -1750,18 +1750,25 @@ class WavefrontKernel(Kernel):
         wsum[half + 1 :] += wsum[half]
         return order, wsum
 
+    @functools.cached_property
+    def _loop_arrays(self) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The arrays a call passes (the executor's but the plan's), in order and as a set."""
+        arrays = tuple(a.name for a in self._signature.args
+                       if a.kind != "param" and a.name not in self._plan_names)  # fmt: skip
+        return arrays, frozenset(arrays)
+
     def _no_missing_arrays(self, args: Mapping[str, object]) -> None:
         """Refuse a call that leaves out one of the loop's arrays, before the plan's checks
         (which took a missing index array for another one), naming the loop's arrays only
         (not the executor's, which come from the plan)."""
-        arrays = [a.name for a in self._signature.args
-                  if a.kind != "param" and a.name not in self._plan_names]  # fmt: skip
+        arrays, every = self._loop_arrays
+        if every <= args.keys():
+            return
         missing = [name for name in arrays if name not in args]
-        if missing:
-            raise ArgumentError(
-                f"{self.name}: missing array argument(s) {', '.join(missing)}; pass every "
-                f"array of the loop by name ({', '.join(arrays)}); the plan's come from plan="
-            )
+        raise ArgumentError(
+            f"{self.name}: missing array argument(s) {', '.join(missing)}; pass every "
+            f"array of the loop by name ({', '.join(arrays)}); the plan's come from plan="
+        )
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object], checked: bool) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the
