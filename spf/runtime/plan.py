@@ -1751,23 +1751,30 @@ class WavefrontKernel(Kernel):
         return order, wsum
 
     @functools.cached_property
-    def _loop_arrays(self) -> tuple[tuple[str, ...], frozenset[str]]:
-        """The arrays a call passes (the executor's but the plan's), in order and as a set."""
-        arrays = tuple(a.name for a in self._signature.args
-                       if a.kind != "param" and a.name not in self._plan_names)  # fmt: skip
-        return arrays, frozenset(arrays)
+    def _loop_arrays(self) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
+        """The arrays a call passes (the executor's but the plan's), in order and as a set,
+        and every argument it may pass (those and the parameters but the plan's)."""
+        mine = [a for a in self._signature.args if a.name not in self._plan_names]
+        arrays = tuple(a.name for a in mine if a.kind != "param")
+        return arrays, frozenset(arrays), frozenset(a.name for a in mine)
 
     def _no_missing_arrays(self, args: Mapping[str, object]) -> None:
         """Refuse a call that leaves out one of the loop's arrays, before the plan's checks
-        (which took a missing index array for another one), naming the loop's arrays only
-        (not the executor's, which come from the plan)."""
-        arrays, every = self._loop_arrays
-        if every <= args.keys():
+        (which took a missing index array for another one), or passes an unknown argument,
+        naming the loop's arguments only (not the executor's, which come from the plan)."""
+        arrays, every, known = self._loop_arrays
+        if every <= args.keys() <= known:
             return
         missing = [name for name in arrays if name not in args]
+        if missing:
+            raise ArgumentError(
+                f"{self.name}: missing array argument(s) {', '.join(missing)}; pass every "
+                f"array of the loop by name ({', '.join(arrays)}); the plan's come from plan="
+            )
+        allowed = [a.name for a in self._signature.args if a.name in known]
         raise ArgumentError(
-            f"{self.name}: missing array argument(s) {', '.join(missing)}; pass every "
-            f"array of the loop by name ({', '.join(arrays)}); the plan's come from plan="
+            f"{self.name}: unknown argument(s) {', '.join(sorted(args.keys() - known))}; "
+            f"expected: {', '.join(allowed)} (and plan=, check=)"
         )
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object], checked: bool) -> None:

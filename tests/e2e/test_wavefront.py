@@ -168,6 +168,10 @@ def test_a_missing_array_is_named_missing(
             assert "levelptr" not in str(err.value)
         with pytest.raises(ArgumentError, match=r"missing array argument\(s\) f;"):
             k(u=u, plan=plan, check=check, **a)
+        with pytest.raises(ArgumentError, match=r"unknown argument\(s\) bogus; expected: ") as err:
+            k(u=u, f=f, plan=plan, check=check, bogus=1, **a)
+        assert "levelptr" not in str(err.value)
+        assert "_serial" not in str(err.value)
 
 
 def narrow_chain(dtype: str) -> dict[str, object]:
