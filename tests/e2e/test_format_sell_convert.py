@@ -209,3 +209,24 @@ def test_to_sell_suitesparse(suitesparse_dir: Path, c: int, sigma: int) -> None:
         y = np.zeros(matrix.shape[0])
         spmv(y=y, x=x, **out)
         np.testing.assert_allclose(y, matrix @ x, rtol=1e-10, atol=1e-10, err_msg=name)
+
+
+@pytest.mark.parametrize("check", [True, False])
+@pytest.mark.parametrize("width", [2**15 + 1, 2**16 + 1])
+def test_stored_slots_beyond_int32_refused_before_allocating(check: bool, width: int) -> None:
+    """SELL(2^16, 1) of one chunk whose longest row has ``width`` entries: NV = 2^16 *
+    width passes int32 (the arrays stay small). The int32 chunk pointers wrapped: NV was
+    negative (an error about -25.8 GB), or 65536 (2^32 + 2^16 wrapped), small enough to
+    allocate, and the entries were placed past it (the checked call caught it, naming the
+    conversion's scratch cursor; an unchecked one wrote out of the arrays)."""
+    c = 2**16
+    rowptr = np.zeros(c + 1, dtype=np.int32)
+    rowptr[1:] = width
+    args = {"rowptr": rowptr, "col": np.arange(width, dtype=np.int32),
+            "A": np.ones(width), "N": c, "M": width, "NNZ": width}  # fmt: skip
+    kernel = convert(CSR, SELL(c, 1)).compile()
+    with pytest.raises(spf.ArgumentError, match=r"NV = \d+ stored slots") as err:
+        kernel(**args, check=check)
+    assert f"NV = {c * width} stored slots" in str(err.value)
+    assert "index_dtype='int64'" in str(err.value)
+    assert "memory" not in str(err.value)

@@ -394,10 +394,15 @@ def test_a_loop_given_by_an_index_array_value_is_refused_unless_packed_locally()
     with pytest.raises(CodegenError, match=r"loop variable i is the value of index array perm"):
         comp.distribute_rows("i", data={"y": 0, "x": 0})
     assert comp.distribution is None
+    # A^T·x's loop over the columns j = col(k) (the distributed dimension is no row)
+    csr = _csr_comp("$y$(j) += $A$(k) * $x$(i);")
+    with pytest.raises(CodegenError, match=r"loop variable j is the value of index array col"):
+        csr.distribute_rows("j", data={"y": 0})
     from spf.formats import SELL
 
     sell = spf.mpi.spmv(SELL(2, 4))
-    assert sell.distribution is not None and sell.distribution.local == ("perm",)
+    assert sell.distribution is not None
+    assert sell.distribution.local == ("perm",)
     assert "(MPI_Comm comm" in sell.codegen("mpi")
 
 
