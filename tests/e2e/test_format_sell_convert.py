@@ -230,3 +230,26 @@ def test_stored_slots_beyond_int32_refused_before_allocating(check: bool, width:
     assert f"NV = {c * width} stored slots" in str(err.value)
     assert "index_dtype='int64'" in str(err.value)
     assert "memory" not in str(err.value)
+
+
+@pytest.mark.parametrize("dst", [CSR, COO])
+def test_checked_conversion_from_sell_refuses_a_perm_that_is_no_permutation(
+    dst: spf.Format,
+) -> None:
+    """A repeated row in SELL's ``perm`` (in range, so its declared range let it through)
+    was converted twice and the row it displaced not at all, silently; checked, it is an
+    ArgumentError naming perm, the positions and the missing row (unchecked: as given)."""
+    m = sp.random_array((16, 16), density=0.3, rng=np.random.default_rng(1), format="csr")
+    args = SELL(4, 8).args(m)
+    kernel = convert(SELL(4, 8), dst).compile()
+    whole = kernel(**args)
+    assert whole["NNZ"] == m.nnz
+    bad = {**args, "perm": args["perm"].copy()}
+    lost = int(bad["perm"][1])
+    bad["perm"][1] = bad["perm"][0]
+    with pytest.raises(spf.ArgumentError, match=r"perm must be a permutation") as err:
+        kernel(**bad)
+    row = int(args["perm"][0])
+    assert f"perm[0] = perm[1] = {row} and row {lost} is in no position" in str(err.value)
+    assert f"convert(SELL4_8 -> {dst.name})" in str(err.value)
+    kernel(**bad, check=False)  # the caller's word: converted as given
