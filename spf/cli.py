@@ -46,6 +46,7 @@ import importlib.util
 import inspect
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -382,17 +383,26 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         comp = _load_with_progress(args.function)
         t0 = time.perf_counter()
         _progress(f"generating {args.target} code for {comp.name!r} ({len(comp.stmts)} statements)")
-        text = comp.codegen(args.target, name=args.name, check=args.check, **_hls_options(args))
+        options = _hls_options(args)
+        # a negative bound of a parameter that sizes an array (the default lower bound 0
+        # of M=64 is no claim that M-2 may be -2)
+        negative = {k: lo for k, (lo, _) in options.get("hls_bounds", {}).items() if lo < 0}
+        check_sizes(comp, negative, "--hls-bounds")
+        text = comp.codegen(args.target, name=args.name, check=args.check, **options)
         _progress(f"generated {len(text.splitlines())} lines in {time.perf_counter() - t0:.2f} s")
         _emit(text, args.output, _module_file(args.function))
         return 0
     if args.command == "dot" and args.steps is not None:
         params = parse_params(args.params)
-        _steps(_load_with_progress(args.function), args.steps, params)
+        comp = _load_with_progress(args.function)
+        check_sizes(comp, params or {}, "--params")
+        _steps(comp, args.steps, params)
         return 0
     if args.command == "dot":
         params = parse_params(args.params)
-        graph = _load_with_progress(args.function).pdfg(params)
+        comp = _load_with_progress(args.function)
+        check_sizes(comp, params or {}, "--params")
+        graph = comp.pdfg(params)
         _not_the_input(args.output, _module_file(args.function))
         if args.output and not args.output.lower().endswith(".dot"):
             _progress(f"rendering with Graphviz to {args.output}")
@@ -439,7 +449,81 @@ def _hls_options(args: argparse.Namespace) -> dict[str, dict[str, tuple[int, int
         if args.target != "hls":
             raise ArgumentError(f"{flag} is an option of --target hls, not {args.target}")
         out[option] = parse_ranges(text, flag)
+        if option == "hls_tripcounts":
+            for name, (low, _) in out[option].items():
+                if low < 0:
+                    raise ArgumentError(
+                        f"{flag}: {name}={text_of(out[option][name])} gives a negative trip "
+                        f"count; a loop runs 0 times or more: write e.g. {flag} {name}=0:64"
+                    )
     return out
+
+
+def text_of(span: tuple[int, int]) -> str:
+    """``(16, 1024)`` as ``"16:1024"``."""
+    return f"{span[0]}:{span[1]}"
+
+
+def check_sizes(comp: Computation, values: dict[str, int], flag: str) -> None:
+    """``ArgumentError`` naming ``flag`` when the parameter ``values`` it gives make an
+    extent of a data space negative (``N=-5`` for ``img[N, M]``, ``N=1`` for ``out[N-2,
+    M-2]``): parameters that size arrays are sizes. Extents using a parameter not given are
+    left alone.
+
+    >>> import spf
+    >>> check_sizes(spf.kernels.blur2d(), {"N": 1}, "--params")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    spf.errors.ArgumentError: --params: N = 1 makes the extent N-2 of out negative (-1); ...
+    """
+    bad = [
+        (len(str(ext)), str(ext), name, value)
+        for name, ds in comp.data_spaces.items()
+        for ext in ds.shape or ()
+        if (value := _evaluate(str(ext), values)) is not None and value < 0
+    ]
+    if bad:  # the simplest extent first: N itself before N-2
+        _, ext, name, value = min(bad)
+        used = [n for n in values if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", ext)]
+        given = ", ".join(f"{n} = {values[n]}" for n in used)
+        verb = "makes" if len(used) == 1 else "make"
+        raise ArgumentError(
+            f"{flag}: {given} {verb} the extent {ext} of {name} negative ({value}); "
+            "pass sizes that keep every array's extents >= 0"
+        )
+
+
+def _evaluate(text: str, values: dict[str, int]) -> int | None:
+    """An extent (``N-2``, ``2*NB + 1``) at ``values``; None when it uses a name not in
+    ``values`` or is no such integer expression."""
+    import ast
+
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def walk(node: ast.expr) -> int | None:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name):
+            return values.get(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = walk(node.operand)
+            return None if inner is None else -inner
+        if isinstance(node, ast.BinOp):
+            a, b = walk(node.left), walk(node.right)
+            if a is None or b is None:
+                return None
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+        return None
+
+    return walk(tree)
 
 
 def parse_ranges(text: str, flag: str) -> dict[str, tuple[int, int]]:

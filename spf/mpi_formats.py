@@ -95,7 +95,10 @@ def spmv(fmt: Format, index_dtype: str | None = None) -> Any:
     ``fmt``."""
     loop = loop_of(fmt)
     comp = fmt.spmv(index_dtype)
-    comp.distribute_rows(loop, data={"y": 0, "x": 0})
+    family, _ = _builtin(fmt)
+    # SELL's rows are i = perm(C*ch + r): scatter packs perm with the rank's local rows
+    local = ("perm",) if family == "SELL" and "perm" in fmt.ufs else ()
+    comp._distribute_rows(loop, {"y": 0, "x": 0}, "block", local)
     return comp
 
 

@@ -708,7 +708,7 @@ def check_legality(ir: ComputationIR, *, waive: Callable[[Dependence], bool] | N
 def _check_parallel_tags(ir: ComputationIR) -> None:
     """A loop tagged to run its iterations concurrently carries no dependence (reduction
     loops are :mod:`spf.analysis.reductions`' part)."""
-    from spf.analysis.private import shared_scalar_hint
+    from spf.analysis.private import shared_buffer_hint, shared_scalar_hint
     from spf.schedule.trace import blame_in
 
     for stmt in ir.parsed_stmts:
@@ -727,6 +727,7 @@ def _check_parallel_tags(ir: ComputationIR) -> None:
                     f"({', '.join(tags)}): "
                     f"{carried[0]}"
                     + shared_scalar_hint(ir, carried[0].data_space, loop)
+                    + shared_buffer_hint(ir, carried[0].data_space, loop, stmt.name)
                     + blame_in(ir.trace, [stmt.name], loop)
                 )
 

@@ -271,3 +271,22 @@ def shared_scalar_hint(ir: ComputationIR, space: str, loop: str) -> str:
         f"(a function-level scalar then becomes private), or with "
         f"comp.add_local({space!r}, {ds.type!r}, private={loop!r})"
     )
+
+
+def shared_buffer_hint(ir: ComputationIR, space: str, loop: str, stmt: str) -> str:
+    """Advice for a dependence on ``space`` that loop ``loop`` of ``stmt`` carries: when
+    ``space`` is stored in a function-level buffer (a ``cache_read`` copy's
+    ``<data space>_pack_buf``, a ``store_in`` buffer allocated once per call), how to give
+    each iteration its own (empty otherwise)."""
+    if not loop:
+        return ""
+    stored = {p.buffer for p in ir.placements if p.data_space == space}
+    for b in ir.buffers:
+        if b.name in stored and b.allocation is None and not b.argument:
+            return (
+                f"; {space!r} is stored in buffer {b.name!r}, one array allocated once per "
+                f"call and shared by every iteration of loop {loop!r}: give each iteration "
+                f"its own with comp.buffer({b.name!r}).allocate_at({stmt!r}, {loop!r}) (or "
+                "at a loop inside it that holds the copy and its readers)"
+            )
+    return ""

@@ -926,9 +926,18 @@ class Computation:
         another rank owns become a generated ghost exchange, accumulations through them are
         summed at the owner, and accumulations into scalars are summed over the ranks;
         ``compile(target="mpi")`` then builds the inspector and executor."""
+        self._distribute_rows(loop, data, owner, ())
+
+    def _distribute_rows(
+        self, loop: str, data: Mapping[str, int], owner: str, local: tuple[str, ...]
+    ) -> None:
+        """:meth:`distribute_rows` with ``local`` index arrays giving the loop's variable
+        in rank-local rows (``spf.mpi.spmv(SELL)``; see ``Distribution.local``)."""
+        import dataclasses
+
         from spf.distributed.analysis import analyse
 
-        request = check_request(self, loop, data, owner)
+        request = dataclasses.replace(check_request(self, loop, data, owner), local=local)
         analyse(self.ir, request)  # what cannot be distributed is refused here
         self._distribution = request
 

@@ -4,7 +4,8 @@ statement reads inside a loop into a buffer laid out for its inner loops.
 ``comp.cache_read(data_space, at=(stmt, loop), layout=None)`` (or ``stmt.cache_read(
 data_space, loop, ...)``) adds a *copy statement* that runs inside ``stmt``'s loops up to
 and including ``loop``, right before ``stmt``, and fills a new local data space (``<data
-space>_pack``, stored in the buffer ``<data space>_pack_buf``, allocated in ``loop``) with
+space>_pack``, stored in the buffer ``<data space>_pack_buf``, sized for one iteration of
+``loop`` and allocated once per call unless ``comp.buffer(...).allocate_at`` says where) with
 the elements of ``data_space`` that ``stmt`` reads during one iteration of ``loop``; ``stmt``
 then reads the copy instead. The copy's dimensions are ``stmt``'s loops inside ``loop``:
 ``layout`` lists them, outer dimension first (default: the inner loops the element depends
@@ -25,8 +26,10 @@ Checked like any statement: the schedule must be legal before; a statement that 
 ``data_space`` inside ``loop`` next to ``stmt`` (or ``stmt`` itself) would make the copy
 stale and raises ``IllegalScheduleError`` naming it; afterwards the current order becomes
 the program order (as after ``compute_at``) and every later command is checked against the
-dependences of the copy and of the buffer (which is private to each iteration of ``loop``,
-so ``loop`` and the loops outside it stay parallelizable). Inside gpu loops, the copy takes
+dependences of the copy and of the buffer: one array per call, so a loop outside
+``loop`` runs in parallel only once the buffer is allocated inside it
+(``comp.buffer("<data space>_pack_buf").allocate_at(stmt, loop)``; the refusal says so), as
+docs/scheduling.md ("Packing") has it. Inside gpu loops, the copy takes
 ``stmt``'s gpu tags on the loops it shares with it (up to ``loop``): each gpu thread copies
 into its own ``local`` (on CUDA also ``stack``) buffer the elements it reads.
 """

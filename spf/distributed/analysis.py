@@ -202,6 +202,8 @@ def analyse(comp: ComputationIR | HasIR, dist: Distribution) -> Layout:
     distributed = dict(dist.data)
     every, replicated = _distributed_stmts(ir, loop, distributed)
     stmts = [s for s in every if s.name not in replicated]
+    for s in stmts:
+        _check_loop_not_an_index_value(s, loop, ir.uf_decls, dist.local)
     extent: dict[str, str] = {}
     block: dict[str, int] = {}
     for name, dim in distributed.items():
@@ -272,6 +274,31 @@ class _Found:
                 )
                 return
         self.accesses.append(g)
+
+
+def _check_loop_not_an_index_value(
+    s: Statement, loop: str, ufs: Mapping[str, object], local: tuple[str, ...]
+) -> None:
+    """CodegenError when the statement's domain gives the loop's variable as an index
+    array's value (``i = perm(p)``): each rank runs its own rows numbered from 0 and would
+    read the array's global rows as local ones, running other ranks' iterations (and
+    leaving some of its own), silently. ``local`` arrays hold local rows (SELL's ``perm``
+    as ``spf.mpi.scatter`` packs it)."""
+    expr = _equal_to(str(s.domain), loop)
+    if expr is None:
+        return
+    called = [m.group(1) for m in re.finditer(r"([A-Za-z_]\w*)\s*\(", expr)]
+    arrays = [name for name in called if name in ufs and name not in local]
+    if arrays:
+        raise CodegenError(
+            f"distribute_rows({loop!r}): in {s.name}, the loop variable {loop} is the value "
+            f"of index array {arrays[0]} ({loop} = {expr}); each rank runs its own rows "
+            f"numbered from 0 and would read {arrays[0]}'s global rows as its local ones, "
+            f"running other ranks' iterations; distribute a loop that enumerates the rows "
+            f"({loop} bounded by 0 <= {loop} < N, the index array read in the statement), or "
+            "for SELL use spf.mpi.spmv(SELL(C, sigma)) with spf.mpi.scatter, which packs perm "
+            "with each rank's local rows"
+        )
 
 
 def _distributed_stmts(

@@ -36,6 +36,7 @@ import numpy as np
 
 from spf.errors import ArgumentError, FormatError
 from spf.formats.convert import Conversion, ConversionKernel, _compressed, _coordinate
+from spf.formats.permutation import check_rows, row_permutation
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 
 if TYPE_CHECKING:
@@ -75,6 +76,10 @@ class StoredConversionKernel(PhasedKernel):
         conv = self.conv
         sizes = self._sizes(args)
         _coordinates_fit(conv, sizes)
+        perm = row_permutation(conv.src)
+        if check and perm is not None:
+            rows = _value(str(conv.src.shape[0]), sizes)
+            check_rows(f"convert({conv.src.name} -> {conv.dst.name})", perm, args[perm], rows)
         env: dict[str, Any] = dict(args)
         value = env[conv.src.value]
         shape = tuple(_value(str(e), sizes) for e in conv.src.value_shape)

@@ -40,6 +40,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from spf.errors import ArgumentError, FormatError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder, _compressed
 
@@ -155,7 +157,7 @@ class SellConversionKernel(ConversionKernel):
         self._run(check=check, PHASE=0, NV=0, **extra, **env)
         if conv.longest != "M" and sizes["NC"]:
             self._rows_fit(env[lay.width], sizes["M"])
-        nv = int(env[lay.ptr][-1])
+        nv = self._slots(env[lay.width])
         self._alloc(env, sizes, nv)
         if nv:
             self._run(check=check, PHASE=1, NV=nv, **extra, **env)
@@ -164,6 +166,26 @@ class SellConversionKernel(ConversionKernel):
             out[lay.perm] = env[lay.perm]
         out.update(N=n, M=sizes["M"], NC=sizes["NC"], NV=nv)
         return out
+
+    def _slots(self, widths: Any) -> int:
+        """``NV``, the slots padding included (``C`` times the chunk widths' sum), summed in
+        int64 before anything is allocated: ``ArgumentError`` when it passes what the
+        format's index arrays hold, where the chunk pointers (``cs(NC) = NV``) and the row
+        cursors computed in them would have wrapped (a negative size, or a small one and
+        entries placed outside the arrays)."""
+        conv = self.conv
+        lay = conv.layout
+        nv = lay.C * int(np.asarray(widths, dtype=np.int64).sum())
+        most = int(np.iinfo(conv.index_dtype).max)
+        if nv > most:
+            raise ArgumentError(
+                f"convert({conv.src.name} -> {conv.dst.name}): NV = {nv} stored slots "
+                f"(C = {lay.C} times the chunk widths' sum, padding included) is more than "
+                f"{conv.index_dtype} index arrays hold ({lay.ptr}(NC) = NV); convert with "
+                f"index_dtype='int64' (spf.formats.convert(..., index_dtype='int64'), the "
+                f"source's index arrays in int64)"
+            )
+        return nv
 
     def _rows_fit(self, widths: Any, m: int) -> None:
         """``ArgumentError`` for a chunk wider than the ``M`` columns: rows of a source

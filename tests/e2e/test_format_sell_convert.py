@@ -209,3 +209,47 @@ def test_to_sell_suitesparse(suitesparse_dir: Path, c: int, sigma: int) -> None:
         y = np.zeros(matrix.shape[0])
         spmv(y=y, x=x, **out)
         np.testing.assert_allclose(y, matrix @ x, rtol=1e-10, atol=1e-10, err_msg=name)
+
+
+@pytest.mark.parametrize("check", [True, False])
+@pytest.mark.parametrize("width", [2**15 + 1, 2**16 + 1])
+def test_stored_slots_beyond_int32_refused_before_allocating(check: bool, width: int) -> None:
+    """SELL(2^16, 1) of one chunk whose longest row has ``width`` entries: NV = 2^16 *
+    width passes int32 (the arrays stay small). The int32 chunk pointers wrapped: NV was
+    negative (an error about -25.8 GB), or 65536 (2^32 + 2^16 wrapped), small enough to
+    allocate, and the entries were placed past it (the checked call caught it, naming the
+    conversion's scratch cursor; an unchecked one wrote out of the arrays)."""
+    c = 2**16
+    rowptr = np.zeros(c + 1, dtype=np.int32)
+    rowptr[1:] = width
+    args = {"rowptr": rowptr, "col": np.arange(width, dtype=np.int32),
+            "A": np.ones(width), "N": c, "M": width, "NNZ": width}  # fmt: skip
+    kernel = convert(CSR, SELL(c, 1)).compile()
+    with pytest.raises(spf.ArgumentError, match=r"NV = \d+ stored slots") as err:
+        kernel(**args, check=check)
+    assert f"NV = {c * width} stored slots" in str(err.value)
+    assert "index_dtype='int64'" in str(err.value)
+    assert "memory" not in str(err.value)
+
+
+@pytest.mark.parametrize("dst", [CSR, COO])
+def test_checked_conversion_from_sell_refuses_a_perm_that_is_no_permutation(
+    dst: spf.Format,
+) -> None:
+    """A repeated row in SELL's ``perm`` (in range, so its declared range let it through)
+    was converted twice and the row it displaced not at all, silently; checked, it is an
+    ArgumentError naming perm, the positions and the missing row (unchecked: as given)."""
+    m = sp.random_array((16, 16), density=0.3, rng=np.random.default_rng(1), format="csr")
+    args = SELL(4, 8).args(m)
+    kernel = convert(SELL(4, 8), dst).compile()
+    whole = kernel(**args)
+    assert whole["NNZ"] == m.nnz
+    bad = {**args, "perm": args["perm"].copy()}
+    lost = int(bad["perm"][1])
+    bad["perm"][1] = bad["perm"][0]
+    with pytest.raises(spf.ArgumentError, match=r"perm must be a permutation") as err:
+        kernel(**bad)
+    row = int(args["perm"][0])
+    assert f"perm[0] = perm[1] = {row} and row {lost} is in no position" in str(err.value)
+    assert f"convert(SELL4_8 -> {dst.name})" in str(err.value)
+    kernel(**bad, check=False)  # the caller's word: converted as given

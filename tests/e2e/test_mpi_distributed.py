@@ -382,6 +382,30 @@ def test_distribute_rows_refuses_what_it_cannot_distribute(
         _csr_comp(stmt).distribute_rows("i", data=data)
 
 
+def test_a_loop_given_by_an_index_array_value_is_refused_unless_packed_locally() -> None:
+    """``i = perm(p)``: each rank runs its rows numbered from 0, so a global perm's values
+    would be read as local rows (on 2 ranks of 10 rows, rows 0-1 and 7-9 were never
+    scaled, silently); refused. spf.mpi.spmv(SELL) keeps it: scatter packs perm locally."""
+    comp = spf.Computation("pscale")
+    comp.declare_uf("perm", domain="{[p]: 0 <= p < N}", range="{[v]: 0 <= v < N}")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$y$(i) += 2.0 * $x$(i);", "{[p, i]: 0 <= p < N && i = perm(p)}"))
+    with pytest.raises(CodegenError, match=r"loop variable i is the value of index array perm"):
+        comp.distribute_rows("i", data={"y": 0, "x": 0})
+    assert comp.distribution is None
+    # A^T·x's loop over the columns j = col(k) (the distributed dimension is no row)
+    csr = _csr_comp("$y$(j) += $A$(k) * $x$(i);")
+    with pytest.raises(CodegenError, match=r"loop variable j is the value of index array col"):
+        csr.distribute_rows("j", data={"y": 0})
+    from spf.formats import SELL
+
+    sell = spf.mpi.spmv(SELL(2, 4))
+    assert sell.distribution is not None
+    assert sell.distribution.local == ("perm",)
+    assert "(MPI_Comm comm" in sell.codegen("mpi")
+
+
 def test_distribute_rows_names_unknown_loops_and_data_spaces() -> None:
     comp = kernels.spmv_csr()
     with pytest.raises(UndeclaredError, match="unknown loop 'r'"):

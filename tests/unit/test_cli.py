@@ -334,6 +334,34 @@ def test_dot_renders_svg(workdir: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert b"<svg" in (workdir / "spmv.svg").read_bytes()
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["dot", "spf.kernels:blur2d", "--params", "N=-5,M=10"],
+         "--params: N = -5 makes the extent N of bx negative (-5)"),
+        (["dot", "spf.kernels:blur2d", "--params", "N=1"],
+         "--params: N = 1 makes the extent N-2 of out negative (-1)"),
+        (["dot", "spf.kernels:blur2d", "--params", "M=-1", "--steps", "steps"],
+         "--params: M = -1 makes the extent M of img negative (-1)"),
+        (["codegen", "spf.kernels:gemm", "--target", "hls", "--hls-bounds", "N=-9:-5,M=4,K=4"],
+         "--hls-bounds: N = -9 makes the extent N of A negative (-9)"),
+        (["codegen", "spf.kernels:gemm", "--target", "hls", "--hls-tripcounts", "k=-4:-1"],
+         "--hls-tripcounts: k=-4:-1 gives a negative trip count"),
+    ],
+)  # fmt: skip
+def test_negative_sizes_and_trip_counts_refused_naming_the_flag(
+    workdir: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    """``spf dot --params N=-5`` drew byte sizes of arrays of -5 rows, and a negative
+    ``--hls-bounds`` or ``--hls-tripcounts`` reached the generated C++ (a LOOP_TRIPCOUNT
+    of min=-4)."""
+    code, out, err = run(argv, capsys)
+    assert (code, out) == (1, ""), err
+    assert message in err
+    code, out, err = run(["dot", "spf.kernels:blur2d", "--params", "N=2,M=2"], capsys)
+    assert code == 0, err
+
+
 def test_dot_refuses_an_unknown_format(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["dot", "spf.kernels:spmv_csr", "-o", "spmv.gif"], capsys)
     assert code == 1

@@ -3,6 +3,7 @@ API (the e2e tests run the packed code)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import spf
@@ -180,3 +181,28 @@ def test_sparse_loops_and_taken_names_are_refused() -> None:
     with pytest.raises(SpfError, match="loop must be a loop name or depth"):
         s.cache_read("B", spf.ROOT)
     assert len(comp.stmts) == 1
+
+
+def test_parallel_loop_outside_the_copy_names_the_shared_buffer_and_the_fix() -> None:
+    """The buffer is one array per call (the docstring said each iteration of ``loop`` had
+    its own, so the loops outside stayed parallelizable): the refusal names the buffer and
+    the allocate_at that makes the loop parallel, and following it is legal and right."""
+    comp = kernels.gemm()
+    s = comp.stmt(0)
+    s.split("i", 4, "i0", "i1").split("k", 4, "k0", "k1").interchange("i1", "k0")
+    comp.cache_read("A", at=(s, "k0"))
+    s.parallelize("i0")
+    with pytest.raises(IllegalScheduleError, match="cannot run in parallel") as err:
+        comp.check_legality()
+    assert (
+        "'A_pack' is stored in buffer 'A_pack_buf', one array allocated once per call and "
+        "shared by every iteration of loop 'i0': give each iteration its own with "
+        "comp.buffer('A_pack_buf').allocate_at('s0', 'i0')"
+    ) in str(err.value)
+    comp.buffer("A_pack_buf").allocate_at("s0", "i0")
+    comp.check_legality()
+    rng = np.random.default_rng(5)
+    a, b = rng.random((13, 11)), rng.random((11, 17))
+    c = np.zeros((13, 17))
+    comp.compile()(C=c, A=a, B=b)
+    np.testing.assert_allclose(c, a @ b)
