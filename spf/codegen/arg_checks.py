@@ -657,7 +657,7 @@ def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -
     from spf.analysis.dominated_checks import drop_dominated
     from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
     from spf.analysis.in_loop_safety import safe_in_loop
-    from spf.codegen.each_call import plan_each_call
+    from spf.codegen.each_call import plan_each_call, ranges_needed
 
     facts = kernel_facts(ir, [o.text for o in program.obligations])
     args = {a.name for a in program.signature.args if a.kind == "uf"}
@@ -676,6 +676,8 @@ def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -
         covered -= missed
         each = plan_each_call(ir, program, plans, covered, rests)
     checks = drop_dominated(c for c in checks if c.fact in covered)
+    if each is not None and each.compared:
+        each = replace(each, ranges=ranges_needed(ir, facts, each.compared))
     return replace(
         program,
         fact_checks=checks,

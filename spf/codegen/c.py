@@ -12,6 +12,7 @@ from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
 from spf.codegen import (
     checked_call,
+    each_call,
     faults,
     flat_pairs,
     lane_reads,
@@ -303,6 +304,8 @@ class CPrinter:
         self._takes_record = fault_record
         self.out.line("")
         self.out.chunk(ac.read_functions(self.p, dense, zero, self._hashed))
+        if self.p.each_call is not None and self.p.each_call.ranges:
+            self.out.chunk(each_call.IN_RANGE)
         self.out.chunk(define_chunk(ac.checked_macros(self.p, dense)))
         self.out.chunk(ac.peek_functions(self.p, zero))
         if ranged or lanes:
@@ -413,7 +416,6 @@ class CPrinter:
         the UFs in ``ranged`` are read as they are after them."""
         from spf.codegen import arg_checks as ac
         from spf.codegen import range_pass
-        from spf.codegen.each_call import each_call_lines
 
         each = self.p.each_call
         if each is None:
@@ -422,9 +424,12 @@ class CPrinter:
         sub.node(each.program.body)
         self.out.take_notes(sub.out)
         ours = ac.checked_macros(self.p, dense) + range_pass.raw_macros(self.p, ranged)
-        flat = flat_pairs.plan(each.program, ac.prechecked(self.p), ranged)
+        whole = ac.prechecked(self.p)
+        flagged = each_call.flagged_reads(self.p, each, whole | ranged, ac.zero_based(self.p))
+        raw = frozenset(d.name for d in flagged)
+        flat = flat_pairs.plan(each.program, whole, ranged, raw)
         body = sub.out.lines() if flat is None else flat_pairs.lines(flat, expr)
-        return each_call_lines(each, body, of_ufs(ours, each.compared))
+        return each_call.each_call_lines(each, body, of_ufs(ours, each.compared), flagged)
 
     def _body_block(self, first: list[str] | None = None, last: list[str] | None = None) -> None:
         """The function's body in braces: ``first`` lines, the locals, the loops, ``last``

@@ -13,7 +13,17 @@ its own loops: :func:`plan_each_call` lowers them when the kernel is generated a
 * an index array whose values the checks only compare read as it is (a value out of range
   is the kernel's loops' fault to record, after the facts: as with the separate pass); one
   whose values index (a loop bound, another array's index) read through the checked
-  function's own range-checked read;
+  function's own range-checked read. Where a proof rests on the range of an array read as
+  it is (:func:`ranges_needed`), its reads or their range test into a flag, no branch
+  (:func:`flagged_reads`, unless it was tested whole before these loops); a flag set where
+  every fact holds runs the loops again with those reads range-checked, which records the
+  first value out of range the facts read, and the function returns before its loops (a
+  fact broken is named first, as before). Leaving that range to the kernel's loops let an
+  access read out of bounds (audit 24): a fact that holds on a value out of its UF's
+  declared range can imply an access's bounds through that range (``0 <= col(k) <=
+  cap(k)`` with ``cap`` declared below ``M``: ``x(col(k))`` is then not tested on its own),
+  and the kernel's loops may read that UF after the access (in the same statement), or
+  never;
 * a fact with violations recorded as ``[FAULT_EACH, fact number, 0, 0]`` (the lowest such
   number) and the function returning before anything is written: the caller then runs the
   fact's own recording check (:meth:`~spf.runtime.fact_check.FactChecker.each_error`), so
@@ -32,7 +42,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import stmt_lines, to_c
 from spf.codegen.macros import Define, as_int64, define_lines, uf_element, uf_params
-from spf.codegen.unit import Chunk
+from spf.codegen.unit import Chunk, Function
 from spf.errors import SpfError
 from spf.sets.memo import Table
 
@@ -50,19 +60,85 @@ FAULT_EACH = 10
 loops: ``[10, fact number, 0, 0]``; nothing was written."""
 COUNTS = "spf_each"
 """The local array of the counts (fact ``n`` of the block at ``n * stride``)."""
+OUT = "spf_each_out"
+"""The local flag (a one-entry array) of a value out of its UF's declared range that the
+counting loops read as it is (:func:`flagged_reads`)."""
+IN_RANGE = Chunk(
+    (
+        "static inline int64_t spf_each_in(int64_t v, int64_t lo, uint64_t lim, "
+        "uint64_t *restrict out)",
+        "{ *out |= (uint64_t)v - (uint64_t)lo > lim; return v; }",
+    ),
+    functions=(
+        Function(
+            "spf_each_in",
+            "int64_t spf_each_in(int64_t v, int64_t lo, uint64_t lim, uint64_t *restrict out)",
+            static=True,
+        ),
+    ),
+)
+"""The value as it is, its range test or-ed into a flag (no branch: the counting loops stay
+vectorizable): ``v - lo > lim`` modulo 2**64, as the checked read's test (``lo`` 0 for a
+zero-based UF, whose ``lim`` is its highest value)."""
 
 
 @dataclass(frozen=True)
 class EachCall:
     """The each-call facts a checked function tests before its loops: their numbers (in
     the order of the counts), the lowered check loops, the counts' stride, the name of the
-    record data space in those loops, and the UFs they read as they are."""
+    record data space in those loops, the UFs they read as they are, and those of them whose
+    declared range a proof needs (:func:`ranges_needed`: their reads test it on the side,
+    :func:`flagged_reads`)."""
 
     facts: tuple[int, ...]
     program: Program
     stride: int
     record: str
     compared: frozenset[str]
+    ranges: frozenset[str] = frozenset()
+
+
+def ranges_needed(
+    ir: ComputationIR, facts: Sequence[Fact], compared: frozenset[str]
+) -> frozenset[str]:
+    """The UFs of ``compared`` (read as they are by the each-call loops) whose declared
+    ranges the kernel relies on beyond its loops' own reads: all those with a declared range
+    where an access's bounds were proved with the facts
+    (:attr:`~spf.analysis.bounds.AccessBounds.by_facts`: such a proof may rest on them), or
+    where the facts that :func:`~spf.analysis.fact_prover.implied_facts` drops from
+    ``facts`` (assumptions and bounds obligations) are not the same without those ranges;
+    else none (their values matter only where the loops read them, and test them there:
+    the sorted rows of ``trsv_diag_csr`` imply its triangular parts without ``col``'s
+    range)."""
+    from spf.analysis.bounds import analyze_bounds
+    from spf.analysis.fact_prover import implied_facts
+    from spf.sets import UF
+
+    decls = ir.uf_decls
+    ranged = frozenset(u for u in compared if u in decls and decls[u].range is not None)
+    if not ranged:
+        return ranged
+    if any(a.by_facts for a in analyze_bounds(ir).accesses):
+        return ranged
+    constants = sorted(ir.params)
+    stripped = {
+        name: UF(
+            name,
+            uf.arity,
+            uf.domain,
+            None,
+            uf.monotonic,
+            uf.dtype,
+            out_arity=uf.out_arity,
+            inverse=uf.inverse,
+        )
+        if name in ranged
+        else uf
+        for name, uf in decls.items()
+    }
+    with_ranges = implied_facts(facts, decls, constants)
+    without = implied_facts(facts, stripped, constants)
+    return frozenset() if set(without) == set(with_ranges) else ranged
 
 
 def plan_each_call(
@@ -185,22 +261,65 @@ def stmt_macro_lines(stmts: Sequence[StmtMacro]) -> list[str]:
     return out
 
 
-def each_call_lines(each: EachCall, body: Sequence[str], restore: Sequence[Define]) -> list[str]:
+def flagged_reads(
+    program: Program, each: EachCall, tested: frozenset[str], zero: frozenset[str]
+) -> list[Define]:
+    """The read macros, through :data:`IN_RANGE`, of the UF arguments of ``program`` (a
+    checked function's) that ``each``'s loops only compare, whose range a proof needs
+    (:attr:`EachCall.ranges`) and that nothing tests before them: not in ``tested`` (tested
+    whole before these loops: the prechecked monotonic arrays, the range pass's), with a
+    declared range (``zero``: the zero-based UFs)."""
+    from spf.codegen.arg_checks import unranged
+
+    out = []
+    ufs = [a for a in program.signature.args if a.kind == "uf"]
+    for n, a in enumerate(ufs):
+        if a.name not in each.ranges or a.name in tested or unranged(a):
+            continue
+        arity = a.uf.array_uf().arity if a.uf is not None else 1
+        lo = cx.Num("0") if a.name in zero else cx.Name(f"spf_lo_{n}")
+        args = (as_int64(uf_element(a.name, arity, a.inner)), lo, cx.Name(f"spf_lim_{n}"))
+        read = cx.Call("spf_each_in", (*args, cx.Name(OUT)))
+        out.append(Define(a.name, uf_params(arity), read, undef=True))
+    return out
+
+
+def each_call_lines(
+    each: EachCall,
+    body: Sequence[str],
+    restore: Sequence[Define],
+    flagged: Sequence[Define] = (),
+) -> list[str]:
     """The block the checked function runs before its loops: ``body`` is the lines of the
     check loops as printed (:attr:`EachCall.program`'s body), ``restore`` the checked
-    function's own macros of the UFs read as they are (redefined after the block)."""
+    function's own macros of the UFs read as they are (redefined after the block; for those
+    ``flagged`` (:func:`flagged_reads`) its range-checked reads, with which a flag set runs
+    the loops again before returning)."""
     sub = each.program
     size = len(each.facts) * each.stride
     record = Define(each.record, uf_params(1), cx.Index(cx.Name(COUNTS), cx.Param("t0")))
     lines = ["{", f"int64_t {COUNTS}[{size}] = {{0}};", *record.lines()]
+    named = {d.name: d for d in flagged}
+    if named:
+        lines.append(f"uint64_t {OUT}[1] = {{0}};")
     for a in sub.signature.args:
         if a.kind != "uf" or a.name not in each.compared:
+            continue
+        if a.name in named:
+            lines += named[a.name].lines()
             continue
         arity = a.uf.array_uf().arity if a.uf is not None else 1
         entry = as_int64(uf_element(a.name, arity, a.inner))
         lines += Define(a.name, uf_params(arity), entry, undef=True).lines()
     lines += stmt_macro_lines(sub.stmts)
     lines += body
+    counts = " | ".join(f"{COUNTS}[{k * each.stride}]" for k in range(len(each.facts)))
+    if named:  # the facts hold on a value out of range: again with the checked reads,
+        # which record it (a broken fact is named first, as before)
+        lines += [f"if ({OUT}[0] && !({counts}))", "{"]
+        lines += define_lines([d for d in restore if d.name in named])
+        lines += body
+        lines += ["if (spf_fault[0]) return;", "}"]
     lines.append(f"#undef {each.record}")
     for s in sub.stmts:
         lines += [f"#undef {s.name}{part}" for part in ("", "_target", "_value")]
@@ -209,6 +328,5 @@ def each_call_lines(each: EachCall, body: Sequence[str], restore: Sequence[Defin
         lines.append(
             f"if ({COUNTS}[{k * each.stride}]) spf_fault_note(spf_fault, {FAULT_EACH}, {n}, 0, 0);"
         )
-    counts = " | ".join(f"{COUNTS}[{k * each.stride}]" for k in range(len(each.facts)))
     lines += [f"if ({counts}) return;", "}"]
     return lines

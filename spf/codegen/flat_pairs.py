@@ -66,13 +66,18 @@ class FlatPairs:
 
 
 def plan(
-    program: Program, whole: frozenset[str], ranged: frozenset[str] = frozenset()
+    program: Program,
+    whole: frozenset[str],
+    ranged: frozenset[str] = frozenset(),
+    flagged: frozenset[str] = frozenset(),
 ) -> FlatPairs | None:
     """The flat form of ``program`` (an each-call counting program) when its body is one
     loop over rows of a pointer in ``whole`` (tested before) holding only the loop over each
     row's pairs ``U(b) <= s < U(b + 1) - 1`` around one accumulation whose target and value
     use neither the row nor anything but ``s``; else None. ``ranged``: the index arrays
-    range-tested before it (:func:`ordered`)."""
+    range-tested before it (:func:`ordered`); ``flagged``: those whose reads test their
+    range on the side (:func:`spf.codegen.each_call.flagged_reads`), which the direct
+    compare of :func:`ordered` would not."""
     body, guard = program.body, None
     if isinstance(body, If) and body.orelse is None:
         guard = body.cond
@@ -99,6 +104,8 @@ def plan(
     if at is None:
         return None
     order = ordered(stmt, at, program, ranged)
+    if order is not None and order[0] in flagged:
+        order = None
     return FlatPairs(guard, row, body.init, cond.args[1], ptr, stmt, at, order)
 
 

@@ -32,7 +32,10 @@ the one reported, before any fact).
 
 Where ``P`` and ``D`` are both tested whole before the loops (their passes), the fused rows
 test them in each row instead (:func:`guard_row_lines`, a per-call choice,
-:func:`guard_head`): a failing row test goes back before the passes, which then run.
+:func:`guard_head`): a failing row test goes back before the passes, which then run. Not
+where facts are tested before the loops (:mod:`spf.codegen.each_call`): their loops read
+``P`` and ``D`` as they are, as bounds and indices, so the passes must run before them (a
+fact over ``D(i) <= k < D(i + 1)`` read ``col`` up to ``D(1) = 2**31 - 1``: audit 24).
 Measured on ``arrow`` (rows of one to three entries, where the passes cost about what the
 rows' tests do): 1.20-1.29x -> 1.08-1.23x the unchecked function in C.
 """
@@ -101,7 +104,10 @@ def plan(
     init, end = row_blocks._bounds(outer)
     d = binds[diag].uf
     guard = None
-    if ptr in prechecked(program) and d in prechecked(program) and d in ufs:
+    # the each-call fact loops run before the rows and read the prechecked arrays as they
+    # are (bounds of their loops, indices): their passes must run first (audit 24)
+    each = program.each_call is None
+    if each and ptr in prechecked(program) and d in prechecked(program) and d in ufs:
         guard = RowGuard(ptr, ufs[ptr][0], ptr in zero, d, ufs[d][0], d in zero)
     return RowPairs(outer, (fused,), init, end, guard)
 

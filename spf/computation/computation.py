@@ -396,6 +396,7 @@ class Computation:
             raise VerifyError(f"declare_uf({name!r}): {err}") from err
         for p in sorted(_uf_params(uf)):
             check_reserved(f"UF {name!r}: symbolic constant", p, in_macros=True)
+        _interval_range(uf)
         old = self._ufs.get(name)
         if old is not None and old.arity != uf.arity:
             raise ArityError(f"UF {name!r} is already declared with arity {old.arity}: {old}")
@@ -1247,6 +1248,26 @@ class Computation:
         return (
             f"Computation(name={self._name!r}, stmts={len(self._stmts)}, "
             f"ufs={tuple(sorted(self._ufs))})"
+        )
+
+
+def _interval_range(uf: UF) -> None:
+    """Refuse a one-value UF whose declared range is not one interval (a union with a gap,
+    a stride, ``v != c``): a checked call tests an index value against the range's lowest
+    and highest values only, while the analyses trust the range as declared, so a value in
+    a gap passed every check and a schedule the gap made legal computed something else
+    (audit 24). The interval to declare and the assumption to state instead are named."""
+    rng = uf.range
+    if rng is None or uf.out_arity != 1:
+        return
+    hull = rng.polyhedral_hull()
+    if not rng.is_equal(hull):
+        raise VerifyError(
+            f"UF {uf.name!r}: its range {rng} is not an interval (a gap or a stride): a "
+            "checked call tests an index value against the range's lowest and highest values "
+            f"only; declare the interval {hull} and state the rest as an assumption "
+            f"(comp.assume('forall k: ... => ...{uf.name}(k)...')), which every checked "
+            "call checks"
         )
 
 

@@ -334,6 +334,12 @@ def hull(body: Body) -> Body:
     return canonical(body.with_iset(isl.Set.from_basic_set(body.iset.convex_hull())))
 
 
+def polyhedral_hull(body: Body) -> Body:
+    """The rational hull of ``body`` without its strides: isl's ``polyhedral_hull`` (see
+    :meth:`spf.Set.polyhedral_hull`)."""
+    return canonical(body.with_iset(isl.Set.from_basic_set(body.iset.polyhedral_hull())))
+
+
 @by_value
 def subtract(a: Body, b: Body) -> Body:
     """``a \\ b``; exact when ``b`` has no hidden variables (callers check)."""

@@ -191,6 +191,16 @@ class _SetLike:
         """
         return self._make(ops.hull(self._body), self._ufs)
 
+    def polyhedral_hull(self: _T) -> _T:
+        """One conjunction with neither stride nor existential variable that contains every
+        point (isl's ``polyhedral_hull``): equal to the set exactly when the set is one
+        convex polyhedron of integer points, without gap or stride.
+
+        >>> Set("{[v]: exists e: v = 2e and 0 <= v < 8}").polyhedral_hull()
+        Set('{[v] : 0 <= v && v <= 6}')
+        """
+        return self._make(ops.polyhedral_hull(self._body), self._ufs)
+
     def disjuncts(self: _T) -> list[_T]:
         """The conjunctions whose union this is, each as a set or relation of its own (the
         pieces printed between ``union``; one for a conjunction, none for an empty set).
