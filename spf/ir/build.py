@@ -23,7 +23,7 @@ else is an :class:`~spf.errors.UndeclaredError`; a builder infers no declaration
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from spf.errors import ArityError, UndeclaredError, VerifyError
@@ -293,7 +293,7 @@ def _next_root(ir: ComputationIR) -> int:
     return next_root(x for s in ir.parsed_stmts for x in (s.schedule, s.original_schedule))
 
 
-def _printed(accesses: Accesses, ufs: dict[str, UF]) -> Accesses:
+def _printed(accesses: Accesses, ufs: Mapping[str, UF]) -> Accesses:
     """``accesses`` with their relations as spf prints them."""
     return tuple((ds, str(Relation(rel, ufs=ufs))) for ds, rel in accesses)
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -232,11 +234,14 @@ class ComputationIR:
         raise KeyError(name)
 
     @cached_property
-    def uf_decls(self) -> dict[str, UF]:
-        """The UF declarations as :class:`spf.UF` objects (parsed once per value)."""
+    def uf_decls(self) -> Mapping[str, UF]:
+        """The UF declarations as :class:`spf.UF` objects (parsed once per value), read-only:
+        the analysis of every equal IR is remembered by the fingerprint, so a declaration
+        changed here would change what they all are told (``dict(ir.uf_decls)`` is a copy to
+        change)."""
         from spf.ir.parsed import uf_decls
 
-        return uf_decls(self)
+        return MappingProxyType(uf_decls(self))
 
     @cached_property
     def parsed_stmts(self) -> tuple[ParsedStmt, ...]:
@@ -274,9 +279,9 @@ class ComputationIR:
         return facts(self)
 
     @cached_property
-    def data_space_table(self) -> dict[str, DataSpaceIR]:
-        """The data spaces by name."""
-        return {d.name: d for d in self.data_spaces}
+    def data_space_table(self) -> Mapping[str, DataSpaceIR]:
+        """The data spaces by name (read-only, as :attr:`uf_decls`)."""
+        return MappingProxyType({d.name: d for d in self.data_spaces})
 
     def set_of(self, text: str) -> Set:
         """``text`` parsed as a set with this computation's UFs (remembered)."""
