@@ -15,7 +15,7 @@ import spf
 from spf import kernels
 from spf.codegen import generate
 from spf.errors import UndeclaredError, VerifyError
-from spf.ir import ComputationIR, OperationIR, build
+from spf.ir import ComputationIR, OperationIR, build, from_data, to_data
 from spf.runtime.compile import compile_kernel
 
 
@@ -111,3 +111,15 @@ def test_builders_name_what_they_refuse() -> None:
         )
     with pytest.raises(VerifyError, match="not a C identifier"):
         build.add_stmt(ir, "$x$(i) += 1;", "{[i]: 0 <= i < N}", name="s 1")
+
+
+def test_from_data_names_malformed_data() -> None:
+    data = to_data(kernels.spmv_csr().ir)
+    with pytest.raises(VerifyError, match=r"malformed computation.*'stmts'"):
+        from_data({k: v for k, v in data.items() if k != "stmts"})
+    one = {**data, "stmts": [{**data["stmts"][0], "reads": [["x"]]}]}
+    with pytest.raises(VerifyError, match="malformed computation"):
+        from_data(one)
+    tagged = {**data, "stmts": [{**data["stmts"][0], "tags": {"i": "parallel"}}]}
+    with pytest.raises(VerifyError, match="tags of loop 'i' must be a list of strings"):
+        from_data(tagged)  # was read as the tags 'p', 'a', 'r', ... of loop i
