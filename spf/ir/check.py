@@ -44,6 +44,7 @@ def check(ir: ComputationIR) -> None:
     if not from_computation(ir):
         for stmt in ir.stmts:
             _check_accesses(ir, stmt)
+        _check_params(ir)
     ir.__dict__[_CHECKED] = True
 
 
@@ -155,3 +156,31 @@ def _check_accesses(ir: ComputationIR, stmt: StmtIR) -> None:
 
 def _recorded(ir: ComputationIR, pairs: tuple[tuple[str, str], ...]) -> list[tuple[str, Relation]]:
     return [(ds, ir.relation_of(text)) for ds, text in pairs]
+
+
+def _check_params(ir: ComputationIR) -> None:
+    """The symbolic constants of the statements' sets and of the extents are among
+    ``ir.params`` (the kernel's integer arguments)."""
+    from spf.sets.set_like import expression_params
+
+    used: dict[str, str] = {}
+    for stmt in ir.stmts:
+        names = ir.set_of(stmt.domain).params | ir.relation_of(stmt.current_schedule).params
+        for name in names:
+            used.setdefault(name, f"statement {stmt.name}")
+    for uf in ir.uf_decls.values():
+        for decl in (uf.domain, uf.range):
+            for name in decl.params if decl is not None else ():
+                used.setdefault(name, f"the declaration of UF {uf.name!r}")
+    for space in ir.data_spaces:
+        for extent in space.shape or ():
+            if isinstance(extent, str):
+                for name in expression_params(extent):
+                    used.setdefault(name, f"the shape of data space {space.name!r}")
+    missing = sorted(set(used) - set(ir.params))
+    if missing:
+        raise VerifyError(
+            f"{ir.name}: {used[missing[0]]} uses the symbolic constant {missing[0]!r}, which "
+            f"is not among the IR's params {list(ir.params)} (the kernel's integer "
+            "arguments); an IR changed by hand must list every constant its sets use"
+        )

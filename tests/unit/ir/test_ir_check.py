@@ -123,3 +123,9 @@ def test_from_data_names_malformed_data() -> None:
     tagged = {**data, "stmts": [{**data["stmts"][0], "tags": {"i": "parallel"}}]}
     with pytest.raises(VerifyError, match="tags of loop 'i' must be a list of strings"):
         from_data(tagged)  # was read as the tags 'p', 'a', 'r', ... of loop i
+
+
+def test_params_that_leave_out_a_constant_are_refused_before_the_compiler() -> None:
+    ir = kernels.spmv_csr().ir
+    with pytest.raises(VerifyError, match="'NNZ', which is not among the IR's params"):
+        generate(dataclasses.replace(ir, params=("M", "N")), "c", None, True)
