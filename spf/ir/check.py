@@ -35,7 +35,9 @@ _CHECKED = "_checked"
 def check(ir: ComputationIR) -> None:
     """``VerifyError`` when ``ir`` is not what a computation records (see the module
     docstring): names taken twice, element types C does not have, operations placed
-    outside the statement list, accesses of a statement's source it does not record."""
+    outside the statement list; for an IR not taken from a computation also schedules and
+    accesses that do not take a statement's domain, accesses of a statement's source it
+    does not record and symbolic constants missing from ``params``."""
     if ir.__dict__.get(_CHECKED):
         return
     _check_names(ir)

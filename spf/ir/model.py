@@ -49,7 +49,7 @@ def _frozen(value: object) -> object:
             if type(v) is list or (type(v) is tuple and _frozen(v) is not v):
                 return tuple(_frozen(x) for x in value)
         return value
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return tuple(_frozen(v) for v in value)
     return value
 
