@@ -16,6 +16,7 @@ per value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from spf.errors import VerifyError
@@ -40,6 +41,7 @@ def check(ir: ComputationIR) -> None:
     does not record and symbolic constants missing from ``params``."""
     if ir.__dict__.get(_CHECKED):
         return
+    check_fields(ir)
     _check_names(ir)
     _check_types(ir)
     _check_positions(ir)
@@ -48,6 +50,227 @@ def check(ir: ComputationIR) -> None:
             _check_accesses(ir, stmt)
         _check_params(ir)
     ir.__dict__[_CHECKED] = True
+
+
+_STR = "str"
+_INT = "int"
+_BOOL = "bool"
+_SPEC: dict[str, dict[str, tuple[str, ...]]] = {
+    "DataSpaceIR": {
+        "name": (_STR,),
+        "type": (_STR,),
+        "shape": ("None", "extents"),
+        "rank": ("None", _INT),
+        "role": (_STR,),
+        "index": (_BOOL,),
+        "private": ("None", _STR),
+        "trusted": (_BOOL,),
+    },
+    "UFIR": {
+        "name": (_STR,),
+        "arity": (_INT,),
+        "domain": ("None", _STR),
+        "range": ("None", _STR),
+        "monotonic": ("None", _STR),
+        "dtype": (_STR,),
+        "out_arity": (_INT,),
+        "inverse": ("None", _STR),
+    },
+    "StmtIR": {
+        "name": (_STR,),
+        "source": (_STR,),
+        "domain": (_STR,),
+        "schedule": (_STR,),
+        "current_schedule": (_STR,),
+        "reads": ("accesses",),
+        "writes": ("accesses",),
+        "tags": ("tags",),
+    },
+    "OperationIR": {
+        "name": (_STR,),
+        "position": (_INT,),
+        "kind": (_STR,),
+        "domain": (_STR,),
+        "target": ("None", _STR),
+        "index": ("strs",),
+        "count": (_STR,),
+        "peer": ("None", _STR),
+        "schedule": (_STR,),
+        "current_schedule": (_STR,),
+        "tags": ("tags",),
+        "placed": (_BOOL,),
+        "placement": ("None", "placement"),
+        "reads": ("accesses",),
+        "writes": ("accesses",),
+    },
+    "BufferIR": {
+        "name": (_STR,),
+        "shape": ("extents",),
+        "dtype": (_STR,),
+        "scope": (_STR,),
+        "partitions": ("partitions",),
+        "implicit": (_BOOL,),
+        "zeroed": (_BOOL,),
+        "allocation": ("None", "allocation"),
+    },
+    "PlacementIR": {
+        "data_space": (_STR,),
+        "buffer": (_STR,),
+        "stmt": (_STR,),
+        "index": (_STR, "strs"),
+        "exprs": ("strs",),
+    },
+    "WorkspaceIR": {"name": (_STR,), "stmt": (_STR,), "loop": (_STR, _INT), "fill": ("number",)},
+}
+"""The type of each field of each record, by the names of :func:`_is`."""
+
+
+def _strs(v: object) -> bool:
+    return isinstance(v, tuple) and all(isinstance(x, str) for x in v)
+
+
+def _pair(v: object) -> bool:
+    return isinstance(v, tuple) and len(v) == 2 and all(isinstance(x, str) for x in v)
+
+
+def _integer(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _extents(v: object) -> bool:
+    return isinstance(v, tuple) and all(_integer(x) or isinstance(x, str) for x in v)
+
+
+def _accesses(v: object) -> bool:
+    return isinstance(v, tuple) and all(_pair(x) for x in v)
+
+
+def _tags(v: object) -> bool:
+    return isinstance(v, tuple) and all(
+        isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and _strs(x[1]) for x in v
+    )
+
+
+def _placement(v: object) -> bool:
+    return (
+        isinstance(v, tuple)
+        and len(v) == 2
+        and _integer(v[0])
+        and isinstance(v[1], tuple)
+        and all(_pair(x) for x in v[1])
+    )
+
+
+def _partitions(v: object) -> bool:
+    return isinstance(v, tuple) and all(
+        isinstance(x, tuple)
+        and len(x) == 3
+        and _integer(x[0])
+        and _integer(x[1])
+        and isinstance(x[2], str)
+        for x in v
+    )
+
+
+def _allocation(v: object) -> bool:
+    return (
+        isinstance(v, tuple)
+        and len(v) == 2
+        and isinstance(v[0], str)
+        and (v[1] is None or _integer(v[1]) or isinstance(v[1], str))
+    )
+
+
+def _none(v: object) -> bool:
+    return v is None
+
+
+def _str(v: object) -> bool:
+    return isinstance(v, str)
+
+
+def _bool(v: object) -> bool:
+    return isinstance(v, bool)
+
+
+def _number(v: object) -> bool:
+    return _integer(v) or isinstance(v, float)
+
+
+_KINDS: dict[str, Callable[[object], bool]] = {
+    "None": _none,
+    _STR: _str,
+    _INT: _integer,
+    _BOOL: _bool,
+    "number": _number,
+    "strs": _strs,
+    "extents": _extents,
+    "accesses": _accesses,
+    "tags": _tags,
+    "placement": _placement,
+    "partitions": _partitions,
+    "allocation": _allocation,
+}
+
+
+def _is(kind: str, value: object) -> bool:
+    return _KINDS[kind](value)
+
+
+def check_fields(ir: ComputationIR) -> None:
+    """``VerifyError`` naming the first field of ``ir`` or of one of its records that does
+    not hold a value of its type (an IR built by hand with ``source=None``, a shape of one
+    int, an access that is not a (data space, relation) pair): the readers of an IR take
+    its field types for granted."""
+    from spf.ir.model import ComputationIR
+    from spf.schedule.trace import TraceEntry
+
+    top = {
+        "name": _is(_STR, ir.name),
+        "return_values": _is("strs", ir.return_values),
+        "constants": isinstance(ir.constants, tuple)
+        and all(_is("strs", c) and len(c) == 2 for c in ir.constants),
+        "assumptions": _is("strs", ir.assumptions),
+        "params": _is("strs", ir.params),
+        "trace": isinstance(ir.trace, tuple) and all(isinstance(e, TraceEntry) for e in ir.trace),
+    }
+    for field, ok in top.items():
+        if not ok:
+            raise VerifyError(
+                f"{ir.name!r}: the IR's {field} is {getattr(ir, field)!r}, not a value of its "
+                f"type ({ComputationIR.__name__}.{field}: see spf.ir.model)"
+            )
+    groups = ("data_spaces", "ufs", "stmts", "operations", "buffers", "placements", "workspaces")
+    for group in groups:
+        records = getattr(ir, group)
+        if not isinstance(records, tuple):
+            raise VerifyError(f"{ir.name}: the IR's {group} is {records!r}, not a tuple")
+        for record in records:
+            kind = type(record).__name__
+            spec = _SPEC.get(kind)
+            if spec is None or kind != _RECORDS[group]:
+                raise VerifyError(
+                    f"{ir.name}: the IR's {group} holds {record!r}, not a {_RECORDS[group]}"
+                )
+            for field, kinds in spec.items():
+                value = getattr(record, field)
+                if not any(_is(k, value) for k in kinds):
+                    raise VerifyError(
+                        f"{ir.name}: {kind} {getattr(record, next(iter(spec)))!r}: its {field} "
+                        f"is {value!r}, not a value of its type ({kind}.{field}: see "
+                        "spf.ir.model)"
+                    )
+
+
+_RECORDS = {
+    "data_spaces": "DataSpaceIR",
+    "ufs": "UFIR",
+    "stmts": "StmtIR",
+    "operations": "OperationIR",
+    "buffers": "BufferIR",
+    "placements": "PlacementIR",
+    "workspaces": "WorkspaceIR",
+}
 
 
 def _check_names(ir: ComputationIR) -> None:
@@ -75,6 +298,12 @@ def _check_names(ir: ComputationIR) -> None:
             seen.add(name)
     ufs = {u.name for u in ir.ufs}
     for d in ir.data_spaces:
+        if d.index and d.name not in ufs:
+            raise VerifyError(
+                f"{ir.name}: data space {d.name!r} is a run-time index array (index=True) "
+                "with no UF of its name; declare the UF (its values as later statements read "
+                "them) or make it an ordinary data space"
+            )
         if d.name in ufs and not d.index:
             raise VerifyError(
                 f"{ir.name}: {d.name!r} is both a data space and a UF; a UF shares its name "

@@ -129,3 +129,32 @@ def test_params_that_leave_out_a_constant_are_refused_before_the_compiler() -> N
     ir = kernels.spmv_csr().ir
     with pytest.raises(VerifyError, match="'NNZ', which is not among the IR's params"):
         generate(dataclasses.replace(ir, params=("M", "N")), "c", None, True)
+
+
+def test_a_field_of_another_type_is_named() -> None:
+    """Before, these ended in raw ValueError, TypeError, AttributeError and KeyError traces
+    (from the readers of the IR, the bounds proof or ``Computation.from_ir``)."""
+    ir = kernels.spmv_csr().ir
+    (stmt,) = ir.stmts
+    short = dataclasses.replace(stmt, reads=(("y",), *stmt.reads[1:]))
+    cases = {
+        "reads": dataclasses.replace(ir, stmts=(short,)),
+        "source": dataclasses.replace(ir, stmts=(dataclasses.replace(stmt, source=None),)),
+        "type": dataclasses.replace(
+            ir, data_spaces=(dataclasses.replace(ir.data_spaces[0], type=("double",)),)
+        ),
+    }
+    for field, bad in cases.items():
+        with pytest.raises(VerifyError, match=f"its {field} is .*not a value of its type"):
+            generate(bad, "c", None, True)
+        with pytest.raises(VerifyError, match=f"its {field} is"):
+            spf.Computation.from_ir(bad)
+
+
+def test_an_index_array_needs_its_uf() -> None:
+    ir = kernels.spmv_csr().ir
+    spaces = tuple(
+        dataclasses.replace(d, index=True) if d.name == "A" else d for d in ir.data_spaces
+    )
+    with pytest.raises(VerifyError, match=r"'A' is a run-time index array .* no UF of its name"):
+        generate(dataclasses.replace(ir, data_spaces=spaces), "c", None, True)
