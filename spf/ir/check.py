@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from spf.errors import VerifyError
+from spf.errors import UndeclaredError, VerifyError
 from spf.ir.access import access_relation
 from spf.ir.parsed import from_computation
 
@@ -43,6 +43,7 @@ def check(ir: ComputationIR) -> None:
         return
     check_fields(ir)
     _check_names(ir)
+    _check_references(ir)
     _check_types(ir)
     _check_positions(ir)
     if not from_computation(ir):
@@ -309,6 +310,36 @@ def _check_names(ir: ComputationIR) -> None:
                 f"{ir.name}: {d.name!r} is both a data space and a UF; a UF shares its name "
                 "with a data space only as a run-time index array (index=True): rename one"
             )
+
+
+def _check_references(ir: ComputationIR) -> None:
+    """Placements, allocations and workspaces name declared buffers, data spaces and
+    statements."""
+    spaces = {d.name for d in ir.data_spaces}
+    buffers = {b.name for b in ir.buffers}
+    stmts = {s.name for s in ir.stmts} | {o.name for o in ir.operations}
+    named = [
+        (f"the placement of {p.data_space!r}", kind, name, known)
+        for p in ir.placements
+        for kind, name, known in (
+            ("data space", p.data_space, spaces),
+            ("buffer", p.buffer, buffers),
+            ("statement", p.stmt, stmts),
+        )
+    ]
+    named += [
+        (f"the allocation of buffer {b.name!r}", "statement", b.allocation[0], stmts)
+        for b in ir.buffers
+        if b.allocation is not None
+    ]
+    named += [
+        (f"workspace {w.name!r}", kind, name, known)
+        for w in ir.workspaces
+        for kind, name, known in (("data space", w.name, spaces), ("statement", w.stmt, stmts))
+    ]
+    for what, kind, name, known in named:
+        if name not in known:
+            raise UndeclaredError(kind, name, known, hint=f"named by {what} of {ir.name}")
 
 
 def _check_types(ir: ComputationIR) -> None:

@@ -158,3 +158,16 @@ def test_an_index_array_needs_its_uf() -> None:
     )
     with pytest.raises(VerifyError, match=r"'A' is a run-time index array .* no UF of its name"):
         generate(dataclasses.replace(ir, data_spaces=spaces), "c", None, True)
+
+
+def test_a_placement_of_an_undeclared_buffer_is_named() -> None:
+    """Before, an AssertionError of the storage analysis."""
+    comp = kernels.blur2d()
+    ring = comp.add_buffer("ring", (3, "M - 2"), "double", scope="stack")
+    comp.stmt("s1").shift("i", 2).after("s0", "i")
+    comp.stmt("s0").store_in(ring, ["i % 3", "j"])
+    ir = comp.ir
+    (placement,) = ir.placements
+    moved = dataclasses.replace(ir, placements=(dataclasses.replace(placement, buffer="rings"),))
+    with pytest.raises(UndeclaredError, match=r"unknown buffer 'rings'.*placement of 'bx'"):
+        generate(moved, "c", None, True)
