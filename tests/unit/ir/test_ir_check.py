@@ -17,6 +17,7 @@ from spf.codegen import generate
 from spf.errors import UndeclaredError, VerifyError
 from spf.ir import ComputationIR, OperationIR, build, from_data, to_data
 from spf.runtime.compile import compile_kernel
+from spf.runtime.interpret import interpret
 
 
 def _spmv_reading_past_a() -> ComputationIR:
@@ -171,3 +172,21 @@ def test_a_placement_of_an_undeclared_buffer_is_named() -> None:
     moved = dataclasses.replace(ir, placements=(dataclasses.replace(placement, buffer="rings"),))
     with pytest.raises(UndeclaredError, match=r"unknown buffer 'rings'.*placement of 'bx'"):
         generate(moved, "c", None, True)
+
+
+def test_the_interpreter_checks_an_ir_built_by_hand() -> None:
+    """Before, a raw AttributeError from the element type of a record typed by hand."""
+    ir = kernels.spmv_csr().ir
+    spaces = tuple(
+        dataclasses.replace(d, type=("double",)) if d.name == "x" else d for d in ir.data_spaces
+    )
+    a = sp.random(4, 3, density=0.5, format="csr", random_state=1)
+    arrays = {
+        "rowptr": a.indptr.astype(np.int32),
+        "col": a.indices.astype(np.int32),
+        "A": a.data,
+        "x": np.ones(3),
+        "y": np.zeros(4),
+    }
+    with pytest.raises(VerifyError, match="its type is"):
+        interpret(dataclasses.replace(ir, data_spaces=spaces), arrays)
