@@ -65,8 +65,10 @@ def implied_ranges(ir: ComputationIR) -> dict[str, str]:
     """For the computation ``ir`` (``comp.ir``), the range (set text ``{[v]: ...}``) derived for
     each run-time index array that declares none and whose values bound an access no other proof
     keeps in bounds; an array no derived range helps is left out (remembered by ``ir.fingerprint``:
-    :mod:`spf.analysis.memo`)."""
-    return remembered(ir, ("implied_ranges",), lambda: _derive(ir))
+    :mod:`spf.analysis.memo`; the caller gets a copy: the remembered ranges decide the checks
+    of every later compile of an equal computation, in this process and, through the kernels
+    remembered on disk, in later ones)."""
+    return dict(remembered(ir, ("implied_ranges",), lambda: _derive(ir)))
 
 
 def _derive(ir: ComputationIR) -> dict[str, str]:

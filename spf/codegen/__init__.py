@@ -122,6 +122,7 @@ def lower_checked(
     from spf.analysis import legality
     from spf.analysis.bounds import check_bounds
     from spf.codegen.program import lower
+    from spf.ir.check import check as check_ir
     from spf.progress import Progress
 
     printer(target)
@@ -133,8 +134,10 @@ def lower_checked(
             f"known: {', '.join(known) or 'none'}"
         )
     progress = Progress("codegen")
-    stage = "checking legality"
+    stage = "checking the IR"
     try:
+        check_ir(ir)  # an IR built by hand is what a computation records
+        stage = "checking legality"
         if check:
             legality.check(ir, target)
         stage = "scanning the loops"

@@ -196,8 +196,10 @@ def generate_unit(
     from spf.analysis.preconditions import _outside_spf
     from spf.codegen.hls_tags import warn_dropped
     from spf.codegen.program import lower
+    from spf.ir.check import check as check_ir
 
     ir = as_ir(comp, "spf.codegen.hls.generate")
+    check_ir(ir)
     if check:
         legality.check(ir, "hls")
     program = lower(ir, name)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout
 from spf.ir import ComputationIR, from_data, set_runner, to_data
+from spf.ir.check import check_fields
 from spf.ir.parsed import seed, seed_facts, seed_sources
 from spf.schedule.commands import Wavefront
 from spf.schedule.trace import Trace, set_trace, trace_of
@@ -71,6 +72,7 @@ def build(ir: ComputationIR) -> Computation:
 
     if not isinstance(ir, ComputationIR):
         raise _not_ir(ir)
+    check_fields(ir)  # an IR built by hand: a field of another type is named, not a raw error
     return comp_from_data(to_data(ir))
 
 

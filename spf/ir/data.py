@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from spf.errors import SpfError, VerifyError
 from spf.ir.model import (
     UFIR,
     Accesses,
@@ -35,6 +36,20 @@ def from_data(
 ) -> ComputationIR:
     """The IR of the JSON-ready form ``data``; ``trace``: its entries as objects (read from
     ``data["trace"]`` when None); ``params``: the computation's symbolic constants."""
+    try:
+        return _from_data(data, trace, params)
+    except SpfError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise VerifyError(
+            f"spf.ir.from_data: malformed computation ({FORMAT!r}, as spf.ir.to_data writes "
+            f"it): {err!r}"
+        ) from err
+
+
+def _from_data(
+    data: Mapping[str, Any], trace: Sequence[TraceEntry] | None, params: Iterable[str]
+) -> ComputationIR:
     if trace is None:
         trace = [TraceEntry.from_data(e) for e in data.get("trace", [])]
     return ComputationIR(
@@ -91,6 +106,9 @@ def _shape(value: Sequence[int | str] | None) -> tuple[int | str, ...] | None:
 
 
 def _tags(tags: Mapping[str, Sequence[str]]) -> Tags:
+    for loop, t in tags.items():
+        if isinstance(t, str) or not all(isinstance(x, str) for x in t):
+            raise VerifyError(f"tags of loop {loop!r} must be a list of strings, got {t!r}")
     return tuple((loop, tuple(t)) for loop, t in sorted(tags.items()))
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -38,8 +40,40 @@ the generated function (``stack``: a C array; ``local``: allocated memory (per t
 ARGUMENT_SCOPES = ("global", "constant")
 
 
+def _frozen(value: object) -> object:
+    """``value`` with every list in it (at any depth of lists and tuples) a tuple: a record
+    built by hand with lists (``StmtIR(reads=[...])``) holds no container that could change
+    after its text and fingerprint were taken (``value`` itself when it holds none)."""
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is list or (type(v) is tuple and _frozen(v) is not v):
+                return tuple(_frozen(x) for x in value)
+        return value
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+class _Record:
+    """A frozen record whose sequences are tuples (lists given are made tuples)."""
+
+    def __post_init__(self) -> None:
+        names = _FIELD_NAMES.get(type(self))
+        if names is None:
+            names = tuple(f.name for f in dataclasses.fields(self))  # type: ignore[arg-type]
+            _FIELD_NAMES[type(self)] = names
+        for name in names:
+            value = getattr(self, name)
+            frozen = _frozen(value)
+            if frozen is not value:
+                object.__setattr__(self, name, frozen)
+
+
 @dataclass(frozen=True, kw_only=True)
-class DataSpaceIR:
+class DataSpaceIR(_Record):
     """A declared data space (``add_data_space``, ``add_local``, ``add_parameter``)."""
 
     name: str
@@ -71,7 +105,7 @@ class DataSpaceIR:
 
 
 @dataclass(frozen=True, kw_only=True)
-class UFIR:
+class UFIR(_Record):
     """An uninterpreted function (``declare_uf``) with its facts."""
 
     name: str
@@ -85,7 +119,7 @@ class UFIR:
 
 
 @dataclass(frozen=True, kw_only=True)
-class StmtIR:
+class StmtIR(_Record):
     """A statement: C source, domain, original and current schedule, accesses, tags."""
 
     name: str
@@ -100,7 +134,7 @@ class StmtIR:
 
 
 @dataclass(frozen=True, kw_only=True)
-class OperationIR:
+class OperationIR(_Record):
     """A Layer IV operation (send, receive, barrier, copy, wait, post) at ``position`` in
     the statement order."""
 
@@ -126,7 +160,7 @@ class OperationIR:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BufferIR:
+class BufferIR(_Record):
     """A Layer III buffer."""
 
     name: str
@@ -147,7 +181,7 @@ class BufferIR:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlacementIR:
+class PlacementIR(_Record):
     """Where a data space lives (``store_in``, ``storage_fold``)."""
 
     data_space: str
@@ -158,7 +192,7 @@ class PlacementIR:
 
 
 @dataclass(frozen=True, kw_only=True)
-class WorkspaceIR:
+class WorkspaceIR(_Record):
     """``stmt.workspace(name, loop, fill)``."""
 
     name: str
@@ -198,8 +232,25 @@ class ComputationIR:
     trace: tuple[TraceEntry, ...] = ()
     """The scheduling commands applied, oldest first."""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            from spf.errors import VerifyError
+
+            raise VerifyError(
+                f"ComputationIR: the name {self.name!r} is not a C identifier (it names the "
+                "generated function); give a name such as 'spmv'"
+            )
+        _Record.__post_init__(self)  # type: ignore[arg-type]
+
     def __str__(self) -> str:
         return self.text
+
+    def __eq__(self, other: object) -> bool:
+        """Equal exactly when the texts are (so equal IRs hash alike: ``0`` and ``0.0``,
+        equal as Python values, print, and generate, differently)."""
+        if not isinstance(other, ComputationIR):
+            return NotImplemented
+        return self is other or self.text == other.text
 
     def __hash__(self) -> int:
         return hash(self.fingerprint)
@@ -232,11 +283,14 @@ class ComputationIR:
         raise KeyError(name)
 
     @cached_property
-    def uf_decls(self) -> dict[str, UF]:
-        """The UF declarations as :class:`spf.UF` objects (parsed once per value)."""
+    def uf_decls(self) -> Mapping[str, UF]:
+        """The UF declarations as :class:`spf.UF` objects (parsed once per value), read-only:
+        the analysis of every equal IR is remembered by the fingerprint, so a declaration
+        changed here would change what they all are told (``dict(ir.uf_decls)`` is a copy to
+        change)."""
         from spf.ir.parsed import uf_decls
 
-        return uf_decls(self)
+        return MappingProxyType(uf_decls(self))
 
     @cached_property
     def parsed_stmts(self) -> tuple[ParsedStmt, ...]:
@@ -274,9 +328,9 @@ class ComputationIR:
         return facts(self)
 
     @cached_property
-    def data_space_table(self) -> dict[str, DataSpaceIR]:
-        """The data spaces by name."""
-        return {d.name: d for d in self.data_spaces}
+    def data_space_table(self) -> Mapping[str, DataSpaceIR]:
+        """The data spaces by name (read-only, as :attr:`uf_decls`)."""
+        return MappingProxyType({d.name: d for d in self.data_spaces})
 
     def set_of(self, text: str) -> Set:
         """``text`` parsed as a set with this computation's UFs (remembered)."""

@@ -49,6 +49,12 @@ def seed_sources(ir: ComputationIR, sources: Mapping[str, object]) -> None:
     ir.__dict__[_SOURCES] = dict(sources)
 
 
+def from_computation(ir: ComputationIR) -> bool:
+    """Whether ``ir`` was taken from a computation (``comp.ir``: the computation parsed and
+    checked its statements and handed over their sources), or derived by spf from one."""
+    return _SOURCES in ir.__dict__
+
+
 def seeded_source(ir: ComputationIR, stmt: str) -> object | None:
     """The parsed source :func:`seed_sources` remembered for ``stmt``, or None."""
     found: dict[str, object] = ir.__dict__.get(_SOURCES, {})

@@ -200,9 +200,18 @@ def parsed_stmts(ir: ComputationIR) -> tuple[ParsedStmt, ...]:
     """The statements and operations of ``ir`` in the order of ``comp.stmts``
     (``ir.parsed_stmts``, which remembers them)."""
     ops = {o.position: o for o in ir.operations}
+    total = len(ir.stmts) + len(ir.operations)
+    if len(ops) < len(ir.operations) or any(not 0 <= k < total for k in ops):
+        from spf.errors import VerifyError
+
+        raise VerifyError(
+            f"{ir.name}: the operations are placed at positions "
+            f"{sorted(o.position for o in ir.operations)} of a statement list of {total} "
+            f"entries; each needs a position of its own in 0..{total - 1}"
+        )
     stmts = iter(ir.stmts)
     records: list[StmtIR | OperationIR] = []
-    for k in range(len(ir.stmts) + len(ir.operations)):
+    for k in range(total):
         op = ops.get(k)
         records.append(op if op is not None else next(stmts))
     return tuple(ParsedStmt(r, ir) for r in records)

@@ -45,6 +45,9 @@ _INDEX_DTYPES = ("int32", "int64")
 def interpret(ir: ComputationIR, args: Mapping[str, Any]) -> None:
     """Execute the computation ``ir`` on ``args`` (data spaces, UF arrays and parameters,
     by name)."""
+    from spf.ir.check import check
+
+    check(ir)  # an IR built by hand: what a computation would not hold is named first
     given = dict(args)
     for ds in ir.data_spaces:
         if ds.name not in given and ds.rank == 0 and ds.role not in ("data", "local"):

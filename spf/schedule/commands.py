@@ -17,6 +17,7 @@ spf.errors.ScheduleError: split: factor must be a positive int, got 0
 from __future__ import annotations
 
 import enum
+import json
 import keyword
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Final, Literal
@@ -162,8 +163,11 @@ def register_command(cls: type[Command]) -> type[Command]:
 
 
 def _py(value: object) -> str:
+    """``value`` as Python source; a string in double quotes with its backslashes, quotes
+    and control characters (a relation written over several lines) escaped, so a trace line
+    is one line of Python that replays (JSON's escapes are Python's)."""
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return json.dumps(value, ensure_ascii=False)
     return repr(value)
 
 
