@@ -29,6 +29,7 @@ from spf.index_notation.coiterate import Merge, intersect
 from spf.index_notation.expand import Monomial, children, expand
 from spf.index_notation.operands import SparseUse, rename
 from spf.index_notation.parse import Access, Assignment, Expr, parse
+from spf.index_notation.repeated import refuse_repeated_unordered
 
 __all__ = ["Formula", "Term", "atoms", "bind", "lower"]
 
@@ -174,6 +175,7 @@ def bind(
     )
     extents = _extents(text, indices, tensors, sizes)
     monomials = tuple(expand(a))
+    refuse_repeated_unordered(text, checked, monomials)
     f = Formula(text, a, checked, orders, tensors, extents, monomials, (), index_dtype)
     first = _outer(f)
     order = _order(f, indices, first)

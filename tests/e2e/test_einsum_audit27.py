@@ -11,8 +11,9 @@ import pytest
 import scipy.sparse as sp
 
 import spf
-from spf.formats import CSC, CSR
-from spf.sparse import csc_args, csr_args
+from spf.errors import ArgumentError
+from spf.formats import COO, CSC, CSR
+from spf.sparse import coo_args, csc_args, csr_args
 
 
 def _dense(n: int, m: int, seed: int) -> np.ndarray:
@@ -63,3 +64,27 @@ def test_a_product_still_sums_its_constant_terms() -> None:
     s = np.zeros(())
     spf.einsum("s = (x(i) + 1) * (z(i) + 1)").compile()(s=s, x=x, z=z)
     assert float(s) == pytest.approx(float(((x + 1) * (z + 1)).sum()))
+
+
+@pytest.mark.parametrize(
+    "text", ["s = A(i,j) * A(i,j)", "C(i,j) = A(i,j) * A(i,j)", "y(i) = A(i,j) * A(i,j) * x(j)"]
+)
+def test_a_coo_operand_read_twice_at_the_same_coordinates_is_refused(text: str) -> None:
+    """COO keeps duplicates (the kernels sum them); a product reading one entry twice
+    squared each duplicate instead of their sum: s = 55 where sum(D**2) = 81."""
+    with pytest.raises(ArgumentError, match=r"A \(COO\) is read twice.*duplicate"):
+        spf.einsum(text, A=COO)
+
+
+def test_a_coo_operand_read_once_per_product_still_sums_its_duplicates() -> None:
+    row, col = np.array([1, 0, 1, 1, 0]), np.array([2, 1, 2, 0, 1])
+    val = np.array([1.0, 2, 3, 4, 5])
+    d = np.zeros((2, 3))
+    np.add.at(d, (row, col), val)
+    m = sp.coo_array((val, (row, col)), shape=(2, 3))
+    x = np.arange(3.0) + 1
+    y = np.zeros(2)
+    spf.einsum("y(i) = A(i,j) * x(j) + A(i,j) * z(j)", A=COO).compile()(
+        y=y, x=x, z=x, **coo_args(m, prefix="A_")
+    )
+    assert np.allclose(y, 2 * d @ x)
