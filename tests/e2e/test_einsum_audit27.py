@@ -88,3 +88,36 @@ def test_a_coo_operand_read_once_per_product_still_sums_its_duplicates() -> None
         y=y, x=x, z=x, **coo_args(m, prefix="A_")
     )
     assert np.allclose(y, 2 * d @ x)
+
+
+@pytest.mark.parametrize(
+    ("text", "sizes", "what"),
+    [
+        ("y(i) = A(i,mod) * x(mod)", None, "index mod"),
+        ("y(and) = A(and,j) * x(j)", {"and": "NA"}, "index and"),
+        ("y(i) = A(i,j) * x(j)", {"i": "floord"}, "extent floord"),
+        ("y(min) = A(min,j) * x(j)", None, "index min"),
+    ],
+)
+def test_names_reserved_by_the_set_notation_are_refused_by_einsum(
+    text: str, sizes: dict[str, str] | None, what: str
+) -> None:
+    """Before: einsum accepted them and compile() failed in the set parser ("'MOD' is a
+    reserved word"), naming neither the formula nor the index."""
+    with pytest.raises(ArgumentError, match=rf"einsum .*{what}.*reserved"):
+        spf.einsum(text, A=CSR, sizes=sizes)
+
+
+@pytest.mark.parametrize("text", ["y(i) += 0", "y(i) += x(i) - x(i)", "y(i) += A(i,j) * 0"])
+def test_an_accumulation_of_nothing_is_refused_by_einsum(text: str) -> None:
+    """Before: einsum accepted it and compile() raised CodegenError 'computation einsum_y
+    has no statements to generate', naming neither the formula nor what to do."""
+    formats = {"A": CSR} if "A(" in text else {}
+    with pytest.raises(ArgumentError, match=r"right-hand side is zero.*nothing to compute"):
+        spf.einsum(text, **formats)
+
+
+def test_an_assignment_of_nothing_zeroes_the_output() -> None:
+    y = np.arange(3.0)
+    spf.einsum("y(i) = x(i) - x(i)").compile()(y=y, x=np.ones(3))
+    assert np.array_equal(y, np.zeros(3))
