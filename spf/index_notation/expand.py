@@ -18,6 +18,7 @@ monomials are merged and monomials whose coefficient is zero are dropped.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from spf.errors import ArgumentError
@@ -131,10 +132,23 @@ def expand(assignment: Assignment) -> list[Monomial]:
     summed = _occurs(assignment.rhs) - set(assignment.output.indices)
     merged: dict[object, _Raw] = {}
     for raw in _expand(assignment.rhs, _scopes(assignment.rhs, summed)):
+        _finite(raw, assignment)
         key = _key(raw)
         if key in merged:
             old = merged[key]
             merged[key] = (old[0] + raw[0], old[1], old[2])
+            _finite(merged[key], assignment)
         else:
             merged[key] = raw
     return [Monomial(c, f, s) for c, f, s in merged.values() if c != 0.0]
+
+
+def _finite(raw: _Raw, assignment: Assignment) -> None:
+    """Refuse a product whose constants multiply or add up to inf or nan: the statement
+    would print it as a name ('inf * x(i)'), an error about an unknown parameter."""
+    if not math.isfinite(raw[0]):
+        product = Monomial(1.0, raw[1], raw[2])
+        raise ArgumentError(
+            f"einsum {assignment.text!r}: the constants of the product {product} combine to "
+            f"{raw[0]}, beyond a double; scale them (or the operands) down"
+        )

@@ -121,3 +121,18 @@ def test_an_assignment_of_nothing_zeroes_the_output() -> None:
     y = np.arange(3.0)
     spf.einsum("y(i) = x(i) - x(i)").compile()(y=y, x=np.ones(3))
     assert np.array_equal(y, np.zeros(3))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "y(i) = 1e308 * x(i) + 1e308 * x(i)",
+        "y(i) = 1e200 * 1e200 * x(i)",
+        "y(i) = 2 * x(i) * 1e308 - 1e308 * x(i) * 2",
+    ],
+)
+def test_constants_that_combine_beyond_a_double_are_a_clear_error(text: str) -> None:
+    """Before: the merged coefficient was printed as 'inf' (or 'nan') into the statement,
+    and einsum raised UndeclaredError "unknown iterator or parameter 'inf'"."""
+    with pytest.raises(ArgumentError, match=r"einsum .*constants.*beyond a double"):
+        spf.einsum(text)
