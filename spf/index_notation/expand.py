@@ -3,6 +3,10 @@
 An index on the right that is not on the left is summed over the smallest subexpression
 holding all its occurrences (as TACO places reductions): in ``y(i) = A(i,j)*x(j) + z(i)``
 the sum over ``j`` covers ``A(i,j)*x(j)`` only, in ``s = x(i) + y(i)`` it covers both terms.
+A sum's terms are one subexpression however they are grouped, and the sum over an index
+covers only those of its terms that hold it: ``y(i) = A(i,j) + B(i,j) + w(i)`` adds ``w(i)``
+once, as ``(A(i,j) + B(i,j)) + w(i)`` does; a product's factors all take it
+(``s = (x(i) + 1) * (z(i) + 1)`` sums its ``1`` over ``i``).
 Products distribute over sums, so the right-hand side becomes a list of :class:`Monomial`
 (a coefficient, a product of tensor accesses, the summed indices in its scope); equal
 monomials are merged and monomials whose coefficient is zero are dropped.
@@ -14,6 +18,7 @@ monomials are merged and monomials whose coefficient is zero are dropped.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from spf.errors import ArgumentError
@@ -71,13 +76,19 @@ def _scopes(rhs: Expr, summed: set[str]) -> dict[int, set[str]]:
     """For each node (by id) the summed indices whose sum it is the scope of."""
     scopes: dict[int, set[str]] = {}
     for v in summed:
-        node = rhs
-        while True:
+        todo = [rhs]
+        while todo:
+            node = todo.pop()
             holding = [k for k in children(node) if v in _occurs(k)]
-            if len(holding) != 1:
-                break
-            node = holding[0]
-        scopes.setdefault(id(node), set()).add(v)
+            if len(holding) == 1:
+                todo.append(holding[0])
+            elif isinstance(node, Add) and holding:
+                # A sum's terms are one subexpression however they are grouped: the sum
+                # over v covers each term that holds v, not the others ('A(i,j) + B(i,j) +
+                # w(i)' adds w(i) once, as '(A(i,j) + B(i,j)) + w(i)' does).
+                todo.extend(holding)
+            else:
+                scopes.setdefault(id(node), set()).add(v)
     return scopes
 
 
@@ -121,10 +132,23 @@ def expand(assignment: Assignment) -> list[Monomial]:
     summed = _occurs(assignment.rhs) - set(assignment.output.indices)
     merged: dict[object, _Raw] = {}
     for raw in _expand(assignment.rhs, _scopes(assignment.rhs, summed)):
+        _finite(raw, assignment)
         key = _key(raw)
         if key in merged:
             old = merged[key]
             merged[key] = (old[0] + raw[0], old[1], old[2])
+            _finite(merged[key], assignment)
         else:
             merged[key] = raw
     return [Monomial(c, f, s) for c, f, s in merged.values() if c != 0.0]
+
+
+def _finite(raw: _Raw, assignment: Assignment) -> None:
+    """Refuse a product whose constants multiply or add up to inf or nan: the statement
+    would print it as a name ('inf * x(i)'), an error about an unknown parameter."""
+    if not math.isfinite(raw[0]):
+        product = Monomial(1.0, raw[1], raw[2])
+        raise ArgumentError(
+            f"einsum {assignment.text!r}: the constants of the product {product} combine to "
+            f"{raw[0]}, beyond a double; scale them (or the operands) down"
+        )

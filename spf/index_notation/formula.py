@@ -23,12 +23,14 @@ import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from spf.clang import isl_reserved
 from spf.errors import ArgumentError, CodegenError
 from spf.formats.format import Format
 from spf.index_notation.coiterate import Merge, intersect
 from spf.index_notation.expand import Monomial, children, expand
 from spf.index_notation.operands import SparseUse, rename
 from spf.index_notation.parse import Access, Assignment, Expr, parse
+from spf.index_notation.repeated import refuse_repeated_unordered
 
 __all__ = ["Formula", "Term", "atoms", "bind", "lower"]
 
@@ -141,10 +143,21 @@ def _extents(
         )
     extents: dict[str, str] = {}
     for v in indices:
+        if isl_reserved(v) or v.startswith("__"):
+            raise ArgumentError(
+                f"einsum {text!r}: index {v} is reserved by spf's set notation (its words, "
+                "read in any case, and names starting with '__'); rename the index"
+            )
         e = given.get(v, v.upper())
         if not isinstance(e, str) or not e.isidentifier():
             raise ArgumentError(
                 f"einsum {text!r}: the extent of index {v} must be a size name, got {e!r}"
+            )
+        if isl_reserved(e) or e.startswith("__"):
+            raise ArgumentError(
+                f"einsum {text!r}: index {v}'s extent {e} is reserved by spf's set notation "
+                f"(its words, read in any case, and names starting with '__'); name it "
+                f"with sizes={{{v!r}: ...}}"
             )
         clash = e in tensors or e in indices or e in extents.values()
         if clash or ("_" in e and e.split("_", 1)[0] in tensors):
@@ -174,6 +187,13 @@ def bind(
     )
     extents = _extents(text, indices, tensors, sizes)
     monomials = tuple(expand(a))
+    refuse_repeated_unordered(text, checked, monomials)
+    if a.accumulate and not monomials:
+        raise ArgumentError(
+            f"einsum {text!r}: the right-hand side is zero (its products cancel or are "
+            f"multiplied by 0), so '+=' would leave {a.output.name} as it is: there is nothing "
+            f"to compute; drop the call (or write '=' to zero {a.output.name})"
+        )
     f = Formula(text, a, checked, orders, tensors, extents, monomials, (), index_dtype)
     first = _outer(f)
     order = _order(f, indices, first)

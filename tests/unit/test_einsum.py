@@ -59,6 +59,23 @@ def test_empty_and_non_string_formulas() -> None:
         ("C(i,j) = A(i,j) + A(i,j)", ["2*A(i,j)"]),
         ("y(i) = -(a(i) - 3*b(i))", ["-1*a(i)", "3*b(i)"]),
         ("y(i) = x(j)", ["x(j) summed over j"]),
+        # a sum's terms are one subexpression however grouped: w(i) is not summed over j
+        # (audit27: it was, J times, unless the other terms were parenthesised)
+        ("y(i) = A(i,j) + B(i,j) + w(i)", ["A(i,j) summed over j", "B(i,j) summed over j", "w(i)"]),
+        (
+            "y(i) = (A(i,j) + w(i)) + B(i,j)",
+            ["A(i,j) summed over j", "w(i)", "B(i,j) summed over j"],
+        ),
+        ("y(i) = A(i,j) - A(i,j) + w(i)", ["w(i)"]),
+        (
+            "s = (x(i) + 1) * (z(i) + 1)",
+            [
+                "x(i)*z(i) summed over i",
+                "x(i) summed over i",
+                "z(i) summed over i",
+                "1 summed over i",
+            ],
+        ),
     ],
 )
 def test_sums_cover_the_smallest_subexpression_holding_their_index(
