@@ -279,7 +279,8 @@ def _check_tag_kinds(ir: ComputationIR) -> None:
                         f"{tag!r}, which spf does not know (code generation would ignore it "
                         f"and run the loop as if untagged); the known tags are "
                         f"{', '.join(KINDS)} (set them with the scheduling commands: "
-                        "parallelize, vectorize, unroll, pipeline, distribute, gpu, wavefront)"
+                        "parallelize, vectorize, unroll, pipeline, distribute, gpu, wavefront, "
+                        "coiterate)"
                     )
 
 

@@ -29,11 +29,12 @@ KINDS = (
     "wavefront_rows",
     "wavefront_single",
     "wavefront_p2p",
+    "coiterate",
 )
 """Every tag kind a command or the analysis puts on a loop (``parallelize``, ``vectorize``,
-``unroll``, ``pipeline``, ``distribute``, ``gpu``, ``wavefront``; the ``wavefront_*`` kinds
-on a wavefront executor's loops, :mod:`spf.analysis.executor`): code generation reads no
-other (:func:`spf.ir.check.check_fields` refuses one in an IR built by hand)."""
+``unroll``, ``pipeline``, ``distribute``, ``gpu``, ``wavefront``, ``coiterate``; the
+``wavefront_*`` kinds on a wavefront executor's loops, :mod:`spf.analysis.executor`): code
+generation reads no other (:func:`spf.ir.check.check_fields` refuses one in an IR built by hand)."""
 
 MAX_UNROLL = 1024
 """The largest ``unroll`` factor spf accepts. gcc's ``#pragma GCC unroll`` stops at 65534,
