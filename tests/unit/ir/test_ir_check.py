@@ -230,3 +230,23 @@ def test_the_interpreter_checks_an_ir_built_by_hand() -> None:
     }
     with pytest.raises(VerifyError, match="its type is"):
         interpret(dataclasses.replace(ir, data_spaces=spaces), arrays)
+
+
+def test_compile_kernel_of_a_wavefront_ir_is_refused() -> None:
+    """``compile_kernel(ir)`` of an IR with a ``wavefront(...)`` tag built a kernel running
+    the loop sequentially (only ``Computation.compile`` builds the inspector and executor),
+    without a word; now it names the loop and the ways to compile it."""
+    from spf.analysis.executor import serial_computation
+    from spf.errors import CodegenError
+
+    comp = kernels.gauss_seidel_csr()
+    comp.wavefront("i", method="levels")
+    with pytest.raises(CodegenError, match=r"loop 'i' of statement s\d+ is tagged wavefront"):
+        compile_kernel(comp.ir)
+    with pytest.raises(CodegenError, match=r"Computation.from_ir\(ir\).compile\(\)"):
+        compile_kernel(pickle.loads(pickle.dumps(comp.ir)))
+    serial = compile_kernel(serial_computation(comp.ir), "c", "gs_serial_ir")
+    a = sp.csr_array(np.array([[4.0, 1, 0], [1, 4, 1], [0, 1, 4]]))
+    x = np.zeros(3)
+    serial(x=x, b=np.ones(3), **spf.sparse.gauss_seidel_args(a))
+    assert np.allclose(x, [0.25, 0.1875, 0.203125])
