@@ -294,7 +294,15 @@ def each_call_lines(
     check loops as printed (:attr:`EachCall.program`'s body), ``restore`` the checked
     function's own macros of the UFs read as they are (redefined after the block; for those
     ``flagged`` (:func:`flagged_reads`) its range-checked reads, with which a flag set runs
-    the loops again before returning)."""
+    the loops again before returning, its fault recorded as one found before the loops:
+    ``FAULT_RANGE_BEFORE``, the error of a refusal, not of partially written outputs)."""
+    from spf.codegen.arg_checks import (
+        FAULT_ORDER,
+        FAULT_ORDER_BEFORE,
+        FAULT_RANGE,
+        FAULT_RANGE_BEFORE,
+    )
+
     sub = each.program
     size = len(each.facts) * each.stride
     record = Define(each.record, uf_params(1), cx.Index(cx.Name(COUNTS), cx.Param("t0")))
@@ -319,6 +327,10 @@ def each_call_lines(
         lines += [f"if ({OUT}[0] && !({counts}))", "{"]
         lines += define_lines([d for d in restore if d.name in named])
         lines += body
+        # what they record is refused before the loops (nothing was written): the
+        # pre-loop kinds, not the in-loop ones their checked reads note
+        for kind, before in ((FAULT_RANGE, FAULT_RANGE_BEFORE), (FAULT_ORDER, FAULT_ORDER_BEFORE)):
+            lines.append(f"if (spf_fault[0] == {kind}) spf_fault[0] = {before};")
         lines += ["if (spf_fault[0]) return;", "}"]
     lines.append(f"#undef {each.record}")
     for s in sub.stmts:

@@ -24,7 +24,7 @@ from spf.ir.access import access_relation
 from spf.ir.parsed import from_computation
 
 if TYPE_CHECKING:
-    from spf.ir.model import ComputationIR, StmtIR
+    from spf.ir.model import ComputationIR, OperationIR, StmtIR
     from spf.sets import Relation
 
 __all__ = ["check"]
@@ -221,8 +221,8 @@ def _is(kind: str, value: object) -> bool:
 def check_fields(ir: ComputationIR) -> None:
     """``VerifyError`` naming the first field of ``ir`` or of one of its records that does
     not hold a value of its type (an IR built by hand with ``source=None``, a shape of one
-    int, an access that is not a (data space, relation) pair): the readers of an IR take
-    its field types for granted."""
+    int, an access that is not a (data space, relation) pair), or a loop tag of no kind spf
+    knows (``("i", ("paralel",))``): the readers of an IR take its field types for granted."""
     from spf.ir.model import ComputationIR
     from spf.schedule.trace import TraceEntry
 
@@ -260,6 +260,27 @@ def check_fields(ir: ComputationIR) -> None:
                         f"{ir.name}: {kind} {getattr(record, next(iter(spec)))!r}: its {field} "
                         f"is {value!r}, not a value of its type ({kind}.{field}: see "
                         "spf.ir.model)"
+                    )
+    _check_tag_kinds(ir)
+
+
+def _check_tag_kinds(ir: ComputationIR) -> None:
+    """Every loop tag of a known kind (:data:`spf.schedule.tags.KINDS`): code generation
+    reads the kinds it knows and would run a loop tagged ``paralel`` sequentially."""
+    from spf.schedule.tags import KINDS, kind
+
+    records: list[StmtIR | OperationIR] = [*ir.stmts, *ir.operations]
+    for record in records:
+        for loop, tags in record.tags:
+            for tag in tags:
+                if kind(tag) not in KINDS:
+                    raise VerifyError(
+                        f"{ir.name}: statement {record.name!r}: loop {loop!r} carries the tag "
+                        f"{tag!r}, which spf does not know (code generation would ignore it "
+                        f"and run the loop as if untagged); the known tags are "
+                        f"{', '.join(KINDS)} (set them with the scheduling commands: "
+                        "parallelize, vectorize, unroll, pipeline, distribute, gpu, wavefront, "
+                        "coiterate)"
                     )
 
 

@@ -265,10 +265,19 @@ class ComputationIR:
 
     @cached_property
     def text(self) -> str:
-        """The deterministic text (``str(ir)``), as golden files hold it."""
+        """The deterministic text (``str(ir)``), as golden files hold it. A field holding a
+        value the text cannot print (``object()`` as a fill or a shape entry, in an IR built
+        by hand) is a ``VerifyError`` naming it (the field checks run only then: an IR of a
+        computation pays nothing for them)."""
         from spf.ir.printer import ir_text
 
-        return ir_text(self)
+        try:
+            return ir_text(self)
+        except (TypeError, ValueError):
+            from spf.ir.check import check_fields
+
+            check_fields(self)  # names the field holding the value
+            raise
 
     @cached_property
     def fingerprint(self) -> str:

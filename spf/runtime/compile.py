@@ -148,6 +148,7 @@ def compile_kernel(
 
     if target == "c" and options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    _refuse_wavefront(ir)
     _check_cache_dir(cache_dir)
     cflags = optimisation_flags(cflags)
     flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
@@ -169,6 +170,25 @@ def compile_kernel(
         _remember(got, kernel, got.unit.source, cache_dir=cache_dir)
         return kernel
     return _build_one(got, flags)
+
+
+def _refuse_wavefront(ir: ComputationIR) -> None:
+    """``CodegenError`` for an IR with a ``wavefront(...)`` tag: only
+    ``Computation.compile`` builds its inspector and executor; compiled here it ran its loops
+    in their sequential order (the tag ignored), and a wavefront over fused kernels relies on
+    the inspector's order to keep their dependences."""
+    for stmt in ir.stmts:
+        for loop, tags in stmt.tags:
+            for tag in tags:
+                if tag.startswith("wavefront("):
+                    raise CodegenError(
+                        f"compile_kernel({ir.name}): loop {loop!r} of statement {stmt.name} "
+                        f"is tagged {tag}, and only Computation.compile builds a wavefront (its "
+                        "inspector and executor); compile_kernel would run the loop "
+                        "sequentially, ignoring the tag. Compile it with "
+                        "spf.Computation.from_ir(ir).compile(), or remove the wavefront tags "
+                        "(spf.analysis.executor.serial_computation(ir)) for a sequential kernel"
+                    )
 
 
 def _check_cache_dir(cache_dir: object) -> None:

@@ -16,6 +16,26 @@ GPU_KINDS = ("gpu_block", "gpu_thread")
 EXCLUSIVE = ("parallel", "distribute", "wavefront", *GPU_KINDS)
 """Tags that map a loop to hardware: a loop carries at most one of them."""
 
+KINDS = (
+    "parallel",
+    "reduction",
+    "vector",
+    "unroll",
+    "pipeline",
+    "distribute",
+    *GPU_KINDS,
+    "wavefront",
+    "wavefront_levels",
+    "wavefront_rows",
+    "wavefront_single",
+    "wavefront_p2p",
+    "coiterate",
+)
+"""Every tag kind a command or the analysis puts on a loop (``parallelize``, ``vectorize``,
+``unroll``, ``pipeline``, ``distribute``, ``gpu``, ``wavefront``, ``coiterate``; the
+``wavefront_*`` kinds on a wavefront executor's loops, :mod:`spf.analysis.executor`): code
+generation reads no other (:func:`spf.ir.check.check_fields` refuses one in an IR built by hand)."""
+
 MAX_UNROLL = 1024
 """The largest ``unroll`` factor spf accepts. gcc's ``#pragma GCC unroll`` stops at 65534,
 but a body copied more than a thousand times only bloats the code (and the compile time):

@@ -60,6 +60,7 @@ def test_implied_bounds_through_a_range_only_a_fact_reads() -> None:
     error, y = guarded_call(kernel, _arrays([5, 1], [5, 1]), "y", N=2, M=3)
     assert error is not None
     assert error.startswith("cap: cap[0] = 5 is outside"), error
+    assert "inside the kernel's loops" not in error, error  # refused before them
     assert not np.any(y == BIG)
 
 
@@ -75,6 +76,7 @@ def test_implied_bounds_through_a_range_the_loops_test_later() -> None:
     error, y = guarded_call(kernel, _arrays([5, 1], [5, 1]), "y", N=2, M=3)
     assert error is not None
     assert error.startswith("cap: cap[0] = 5 is outside"), error
+    assert "inside the kernel's loops" not in error, error  # nothing was written
     assert y.tolist() == [0.0, 0.0]
 
 

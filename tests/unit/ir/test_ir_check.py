@@ -15,7 +15,7 @@ import spf
 from spf import kernels
 from spf.codegen import generate
 from spf.errors import UndeclaredError, VerifyError
-from spf.ir import ComputationIR, OperationIR, build, from_data, to_data
+from spf.ir import ComputationIR, OperationIR, WorkspaceIR, build, from_data, to_data
 from spf.runtime.compile import compile_kernel
 from spf.runtime.interpret import interpret
 
@@ -152,6 +152,46 @@ def test_a_field_of_another_type_is_named() -> None:
             spf.Computation.from_ir(bad)
 
 
+def test_a_field_holding_no_json_value_is_named_by_str_and_hash() -> None:
+    """``object()`` in a shape or a workspace's fill: ``str(ir)`` and ``hash(ir)`` (and so
+    ``generate``, which remembers by the fingerprint) raised a raw ``TypeError`` of the JSON
+    printer before the field checks ran."""
+    ir = kernels.spmv_csr().ir
+    y = dataclasses.replace(ir.data_spaces[0], shape=(object(),))
+    shaped = dataclasses.replace(ir, data_spaces=(y, *ir.data_spaces[1:]))
+    for use in (str, hash, lambda v: generate(v, "c", None, True)):
+        with pytest.raises(VerifyError, match=r"DataSpaceIR 'y': its shape is \(<object"):
+            use(shaped)
+    comp = kernels.spmv_csr()
+    comp.stmt("s0").parallelize("i")
+    filled = comp.ir
+    workspace = WorkspaceIR(name="w", stmt="s0", loop="i", fill=object())
+    with pytest.raises(VerifyError, match=r"WorkspaceIR 'w': its fill is <object"):
+        str(dataclasses.replace(filled, workspaces=(workspace,)))
+
+
+def test_an_unknown_loop_tag_is_refused() -> None:
+    """A misspelt tag (``paralel``) in an IR built by hand or read with ``from_data`` was
+    ignored: the loop ran sequentially, silently."""
+    comp = kernels.spmv_csr()
+    comp.stmt("s0").parallelize("i")
+    data = to_data(comp.ir)
+    assert data["stmts"][0]["tags"] == {"i": ["parallel"]}
+    stmts = [{**data["stmts"][0], "tags": {"i": ["paralel"]}}]
+    misspelt = from_data({**data, "stmts": stmts}, params=comp.ir.params)
+    message = r"statement 's0': loop 'i' carries the tag 'paralel'.*known tags are parallel, "
+    with pytest.raises(VerifyError, match=message):
+        generate(misspelt, "c", None, True)
+    with pytest.raises(VerifyError, match=message):
+        compile_kernel(misspelt)
+    with pytest.raises(VerifyError, match=message):
+        spf.Computation.from_ir(misspelt)
+    stmt = dataclasses.replace(comp.ir.stmts[0], tags=(("i", ("parallel", "vectorise(4)")),))
+    with pytest.raises(VerifyError, match=r"tag 'vectorise\(4\)'.*vector, unroll"):
+        generate(dataclasses.replace(comp.ir, stmts=(stmt,)), "c", None, True)
+    generate(from_data(data, params=comp.ir.params), "c", None, True)  # known tags pass
+
+
 def test_an_index_array_needs_its_uf() -> None:
     ir = kernels.spmv_csr().ir
     spaces = tuple(
@@ -190,3 +230,23 @@ def test_the_interpreter_checks_an_ir_built_by_hand() -> None:
     }
     with pytest.raises(VerifyError, match="its type is"):
         interpret(dataclasses.replace(ir, data_spaces=spaces), arrays)
+
+
+def test_compile_kernel_of_a_wavefront_ir_is_refused() -> None:
+    """``compile_kernel(ir)`` of an IR with a ``wavefront(...)`` tag built a kernel running
+    the loop sequentially (only ``Computation.compile`` builds the inspector and executor),
+    without a word; now it names the loop and the ways to compile it."""
+    from spf.analysis.executor import serial_computation
+    from spf.errors import CodegenError
+
+    comp = kernels.gauss_seidel_csr()
+    comp.wavefront("i", method="levels")
+    with pytest.raises(CodegenError, match=r"loop 'i' of statement s\d+ is tagged wavefront"):
+        compile_kernel(comp.ir)
+    with pytest.raises(CodegenError, match=r"Computation.from_ir\(ir\).compile\(\)"):
+        compile_kernel(pickle.loads(pickle.dumps(comp.ir)))
+    serial = compile_kernel(serial_computation(comp.ir), "c", "gs_serial_ir")
+    a = sp.csr_array(np.array([[4.0, 1, 0], [1, 4, 1], [0, 1, 4]]))
+    x = np.zeros(3)
+    serial(x=x, b=np.ones(3), **spf.sparse.gauss_seidel_args(a))
+    assert np.allclose(x, [0.25, 0.1875, 0.203125])
