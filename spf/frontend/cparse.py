@@ -81,7 +81,22 @@ def parse(text: str, keep: frozenset[str]) -> Source:
         ) from None
     except (RecursionError, AssertionError, IndexError, AttributeError, TypeError) as err:
         raise error_at(text, None, f"C syntax error ({type(err).__name__}: {err})") from None
-    return Source(text, pre, tree)
+    src = Source(text, pre, tree)
+    for d in tree.ext:
+        if isinstance(d, c_ast.FuncDef) and (d.param_decls or _names_only(d.decl.type)):
+            raise src.error(
+                d.decl,
+                f"function {d.decl.name!r} is an old-style (K&R) definition, its parameters' "
+                "types declared after the parameter list",
+                f"write them in the list, e.g. void {d.decl.name}(int n, double *x)",
+            )
+    return src
+
+
+def _names_only(fn_type: Any) -> bool:
+    """Whether a function declarator lists bare names, ``f(n, x)`` (K&R), not declarations."""
+    args = getattr(fn_type, "args", None)
+    return args is not None and any(isinstance(p, c_ast.ID) for p in args.params)
 
 
 def _next_token(parser: Any) -> tuple[int, int] | None:

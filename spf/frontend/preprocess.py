@@ -104,6 +104,39 @@ def _min_max(params: tuple[str, ...], body: str) -> str | None:
     return None
 
 
+def _joins(left: str, right: str) -> bool:
+    """Whether the characters ``left`` and ``right``, put side by side, may read as one token
+    (``-`` then ``-1`` as ``--1``, ``1`` then ``2``): cpp keeps an expansion's tokens apart
+    from its neighbours'."""
+
+    def word(ch: str) -> bool:
+        return ch.isalnum() or ch in "_."
+
+    def op(ch: str) -> bool:
+        return ch in "+-*/%<>=!&|^:#"
+
+    if not left or not right:
+        return False
+    return (word(left) and word(right)) or (op(left) and op(right))
+
+
+def _binds_tighter(arg: str) -> bool:
+    """Whether ``arg`` (a macro argument) means the same as a whole call argument, ``min(a,
+    b)``, wherever a min/max macro's body places it: no ``++``/``--`` and, outside brackets,
+    only operators that bind tighter than a comparison (``+``, ``*``, ...)."""
+    if "++" in arg or "--" in arg:
+        return False
+    depth = 0
+    for ch in arg:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and ch in "<>=!&|^?:,":
+            return False
+    return True
+
+
 class _Expander:
     def __init__(self, source: str, keep: frozenset[str]) -> None:
         self.source = source
@@ -184,10 +217,18 @@ class _Expander:
                         f"macro {name} takes {len(macro.params)} argument(s), got {len(args)}",
                         at,
                     )
+                # as C does: each argument is macro-expanded on its own first (so ADD(ADD(a,
+                # b), c) expands the inner ADD), then substituted and the result rescanned
+                args = [self.expand(a, [at] * len(a), depth + 1, active)[0] for a in args]
                 body = self.substitute(macro, args)
             sub, sub_org = self.expand(body, [at] * len(body), depth + 1, active | {name})
-            out.append(sub)
-            org.extend(sub_org)
+            # spaces around the expansion, as cpp keeps tokens apart: i-OFF with OFF -1 is
+            # i - -1, not i--1
+            before = out[-1][-1:] if out else text[k - 1 : k]
+            lead = " " if _joins(before, sub[:1]) else ""
+            trail = " " if _joins(sub[-1:], text[end : end + 1]) else ""
+            out.append(f"{lead}{sub}{trail}")
+            org.extend([at] * len(lead) + sub_org + [at] * len(trail))
             k = end
         return "".join(out), org
 
@@ -216,15 +257,24 @@ class _Expander:
 
     @staticmethod
     def substitute(macro: Macro, args: list[str]) -> str:
+        """The body with each parameter replaced by its argument's text, unparenthesized as C
+        does (SQ(a + 1) of 'x * x' is a + 1 * a + 1)."""
         table = dict(zip(macro.params or (), args, strict=False))
 
         def one(m: re.Match[str]) -> str:
             word = m.group()
-            return f"({table[word]})" if word in table else word
+            if word not in table:
+                return word
+            arg = table[word]
+            start, stop = m.start(), m.end()
+            lead = " " if _joins(m.string[start - 1 : start], arg[:1]) else ""
+            trail = " " if _joins(arg[-1:], m.string[stop : stop + 1]) else ""
+            return f"{lead}{arg}{trail}"
 
-        if macro.written is not None and any("++" in a or "--" in a for a in args):
-            return _IDENT.sub(one, macro.written)  # MIN(k++, 3) may increment k twice, as in C
-        # min/max rewrites keep their own parentheses
+        if macro.written is not None and not all(map(_binds_tighter, args)):
+            # MIN(k++, 3) may increment k twice, as in C; an argument with a comparison,
+            # logical, bitwise or ?: operator may group otherwise in the body as written
+            return _IDENT.sub(one, macro.written)
         return _IDENT.sub(one, macro.body)
 
 

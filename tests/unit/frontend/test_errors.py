@@ -240,3 +240,16 @@ def test_a_function_that_returns_a_value_is_refused_as_such() -> None:
            "  for (int i = 0; i < n; i++) s += x[i];\n  return s;\n}\n"  # fmt: skip
     with pytest.raises(spf.ParseError, match=r"line 4, column 3: the function returns a value"):
         spf.from_c(text)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "void f(n, x) int n; double *x; { for (int i = 0; i < n; i++) x[i] = 0.0; }",
+        "static void g(x) double *x; { x[0] = 1.0; }\nvoid f(double x[4]) { g(x); }",
+    ],
+)
+def test_old_style_definitions_are_refused_by_name(src: str) -> None:
+    # found by the C-import audit (audit28): a K&R definition was a raw AttributeError
+    with pytest.raises(spf.errors.ParseError, match="old-style \\(K&R\\) definition"):
+        spf.from_c(src, shapes={"x": ("n",)})

@@ -548,3 +548,34 @@ def test_counter_after_a_not_equal_loop_has_its_closed_form() -> None:
     x, y = np.arange(8.0), np.zeros(9)
     comp.compile()(n=5, x=x, y=y)
     np.testing.assert_array_equal(y, [0, 1, 2, 3, 4, -1, 0, 0, 0])
+
+
+def test_function_like_macros_compute_what_gcc_computes() -> None:
+    # found by the C-import audit (audit28): arguments were substituted in parentheses, so
+    # SCALE(x > 0 ? x : 0) of 'a * 2' doubled the whole ?: and IDX(i, j + 1) of 'i * 4 + j'
+    # read another element than gcc's build of the same C; ADD(ADD(..)) and i-OFF were refused
+    comp = spf.from_c(
+        """
+        #define SCALE(a) a * 2
+        #define IDX(i, j) i * 4 + j
+        #define ADD(a, b) ((a) + (b))
+        #define OFF -1
+        void f(double x[12], double y[12], double z[12]) {
+          for (int i = 0; i < 12; i++) y[i] = SCALE(x[i] > 0 ? x[i] : 0);
+          for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++) z[IDX(i, j + 1)] = ADD(ADD(x[IDX(i + 1, j)], 1.0), 2.0);
+          for (int i = 1; i < 12; i++) z[i-OFF-2] += 1.0;
+        }
+        """
+    )
+    x = np.array([1.5, -2.0, 3.0, -0.5, 8.0, 1.0, -3.0, 4.0, 5.0, -6.0, 7.0, 8.0])
+    y, z = np.zeros(12), np.zeros(12)
+    comp.compile()(x=x, y=y, z=z)
+    want_y = np.where(x > 0, x, 0.0)  # C: x > 0 ? x : (0 * 2)
+    want_z = np.zeros(12)
+    for i in range(2):
+        for j in range(3):
+            want_z[i * 4 + j + 1] = x[i + 1 * 4 + j] + 3.0  # C: i + 1 * 4 + j
+    want_z[:11] += 1.0
+    assert y.tolist() == want_y.tolist()
+    assert z.tolist() == want_z.tolist()
