@@ -35,6 +35,7 @@ import numpy as np
 
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, SpfError, ToolchainError
+from spf.sparse_checks import check_structure, mtx_source
 
 __all__ = [
     "bcsr_args",
@@ -74,6 +75,15 @@ def _as_sparse(matrix: object, what: str) -> Any:
     m: Any
     if sparse.issparse(matrix):
         m = matrix
+        if len(m.shape) == 2:
+            check_structure(m, what)  # indices scipy's constructors leave unchecked
+        if m.dtype.kind not in "biufc":
+            raise ArgumentError(
+                f"{what}: values must be numbers (bool, int or float), got dtype {m.dtype}; "
+                "convert them, e.g. m.astype(np.float64)"
+            )
+        if not m.dtype.isnative:  # big-endian values (">f8"): scipy converts none of them
+            m = m.astype(m.dtype.newbyteorder("="))
     else:
         if not isinstance(matrix, (np.ndarray, list, tuple)):
             raise ArgumentError(
@@ -94,6 +104,9 @@ def _as_sparse(matrix: object, what: str) -> Any:
                 f"{what}: values must be numbers (bool, int or float), got dtype {dense.dtype}; "
                 "convert them, e.g. np.asarray(matrix, dtype=np.float64)"
             )
+        if dense.dtype == np.float16 or not dense.dtype.isnative:  # scipy.sparse has neither
+            dense = dense.astype(np.float64 if dense.dtype == np.float16 else
+                                 dense.dtype.newbyteorder("="))  # fmt: skip
         m = sparse.csr_array(dense)
     if len(m.shape) != 2:
         raise ArgumentError(f"{what}: expected a 2-D matrix, got shape {m.shape}")
@@ -725,19 +738,29 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
     """
     sparse = _scipy()
     io = _scipy("scipy.io")
-    if not os.path.isfile(path):
-        raise ArgumentError(f"read_matrix_market: no such file: {os.fspath(path)!r}")
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
+        raise ArgumentError(
+            f"read_matrix_market: expected the path of a .mtx file (a str or pathlib.Path), "
+            f"got {type(path).__name__}"
+        )
+    name = os.fspath(path)
+    if not os.path.isfile(name):
+        raise ArgumentError(f"read_matrix_market: no such file: {name!r}")
+    source = mtx_source(name, "read_matrix_market")  # bytes that crash scipy's reader
     try:
         try:  # scipy >= 1.15: a sparse array (1.18 warns when spmatrix= is left out)
-            raw = io.mmread(os.fspath(path), spmatrix=False)
+            raw = io.mmread(source, spmatrix=False)
         except TypeError:
-            raw = io.mmread(os.fspath(path))
-    except (ValueError, OSError, OverflowError) as err:  # OverflowError: a value too large
-        raise ArgumentError(f"read_matrix_market: cannot read {os.fspath(path)!r}: {err}") from err
+            raw = io.mmread(source)
+    except (ValueError, OSError, OverflowError, EOFError) as err:  # Overflow: a value too large
+        raise ArgumentError(f"read_matrix_market: cannot read {name!r}: {err}") from err
     if not sparse.issparse(raw):
         raw = sparse.coo_array(np.asarray(raw))
     if np.iscomplexobj(raw.data):
-        raise ArgumentError(f"read_matrix_market: {os.fspath(path)!r} holds complex values")
+        raise ArgumentError(
+            f"read_matrix_market: {name!r} holds complex values; spf's kernels use double: "
+            "give a real, integer or pattern file"
+        )
     m = sparse.csr_array(raw, dtype=np.float64)
     m.sum_duplicates()
     m.sort_indices()

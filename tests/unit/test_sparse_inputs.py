@@ -75,3 +75,116 @@ def test_block_sizes_take_numpy_ints_as_the_helpers_do() -> None:
     x[:4] = np.arange(1.0, 5.0)
     comp.interpret(y=y, x=x, **args)
     assert np.allclose(y[:5], m @ x[:4])
+
+
+# ------------------------------------------------ Matrix Market bytes that crash scipy's reader
+_MTX = b"%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -7"
+
+
+def _read_in_child(paths: list[Path]) -> list[str]:
+    """``read_matrix_market`` of each path in a child process, so that a crash of scipy's
+    reader fails the test instead of killing pytest: the dense matrix, or the error."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, spf, spf.sparse as s\n"
+        "for p in sys.argv[1:]:\n"
+        "    try:\n"
+        "        print(s.read_matrix_market(p).toarray().tolist())\n"
+        "    except spf.ArgumentError as e:\n"
+        "        print(e)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    return run.stdout.splitlines()
+
+
+def test_matrix_market_last_line_without_newline_is_read_not_a_crash(tmp_path: Path) -> None:
+    """scipy's reader (fast_matrix_market) died with a segmentation fault on a last line that
+    ends in a blank, a CR or any other byte but a newline."""
+    tails = [b"", b"\n", b" ", b"\t", b"  ", b"\r", b"x"]
+    paths = [tmp_path / f"t{k}.mtx" for k in range(len(tails))]
+    for path, tail in zip(paths, tails, strict=True):
+        path.write_bytes(_MTX + tail)
+    want = str([[1.5, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, -7.0, 0.0]])
+    assert _read_in_child(paths) == [want] * len(tails)
+
+
+def test_matrix_market_nul_byte_refused_with_its_line(tmp_path: Path) -> None:
+    import gzip
+
+    nul = tmp_path / "nul.mtx"  # "1.5\0" crashed scipy's reader (a segmentation fault)
+    nul.write_bytes(_MTX.replace(b"1.5", b"1.5\0") + b"\n")
+    packed = tmp_path / "packed.mtx"
+    packed.write_bytes(gzip.compress(_MTX + b"\n"))
+    out = _read_in_child([nul, packed])
+    assert "nul.mtx' line 3: a NUL byte" in out[0], out
+    assert "gzip-compressed: name it .mtx.gz" in out[1], out
+
+
+def test_matrix_market_damaged_archive_and_non_paths(tmp_path: Path) -> None:
+    import bz2
+    import gzip
+
+    (tmp_path / "cut.mtx.gz").write_bytes(gzip.compress(_MTX + b"\n")[:-8])
+    (tmp_path / "cut.mtx.bz2").write_bytes(bz2.compress(_MTX + b"\n")[:-8])
+    for name in ("cut.mtx.gz", "cut.mtx.bz2"):  # raw EOFError before
+        with pytest.raises(spf.ArgumentError, match=rf"cannot read .*{name}"):
+            spf.sparse.read_matrix_market(tmp_path / name)
+    (tmp_path / "ok.mtx.gz").write_bytes(gzip.compress(_MTX + b" "))
+    assert spf.sparse.read_matrix_market(tmp_path / "ok.mtx.gz")[2, 1] == -7.0
+    for bad in (None, 3, b"x.mtx"):  # raw TypeError before
+        with pytest.raises(spf.ArgumentError, match=r"expected the path of a \.mtx file"):
+            spf.sparse.read_matrix_market(bad)  # type: ignore[arg-type]
+
+
+# ------------------------------------------ scipy matrices whose index arrays scipy left unchecked
+def _malformed() -> list[tuple[object, str]]:
+    shape = (4, 3)
+    neg = sp.csr_array((np.ones(1), np.array([-1]), np.array([0, 1, 1, 1, 1])), shape=shape)
+    big = sp.csr_array((np.ones(1), np.array([0]), np.array([0, 1, 1, 1, 1])), shape=shape)
+    big.indices[0] = 5  # as a careless in-place edit does
+    down = sp.csr_array((np.ones(2), np.array([0, 1]), np.array([0, 2, 1, 2, 2])), shape=shape)
+    csc = sp.csc_array((np.ones(1), np.array([7]), np.array([0, 1, 1, 1])), shape=shape)
+    coo = sp.coo_array((np.ones(1), (np.array([0]), np.array([1]))), shape=shape)
+    coo.col[0] = -2
+    return [
+        (neg, r"CSR matrix is malformed: stored entry 0 has index -1, outside 0\.\.2"),
+        (big, r"CSR matrix is malformed: stored entry 0 has index 5, outside 0\.\.2"),
+        (down, r"CSR matrix is malformed: indptr decreases from indptr\[1\] = 2 to 1"),
+        (csc, r"CSC matrix is malformed: stored entry 0 has index 7, outside 0\.\.3"),
+        (coo, r"COO matrix is malformed: stored entry 0 has axis-1 index -2, outside 0\.\.2"),
+    ]
+
+
+@pytest.mark.parametrize("helper", ["csr_args", "csc_args", "coo_args", "dia_args", "ell_args"])
+def test_malformed_scipy_matrix_refused(helper: str) -> None:
+    """csc_args dropped the entry of column -1 (NNZ 0) and dia_args stored it on diagonal -1,
+    silently; csr_args passed col = -1 on; a decreasing indptr raised scipy's ValueError."""
+    for m, message in _malformed():
+        with pytest.raises(spf.ArgumentError, match=f"{helper}: the {message}"):
+            getattr(spf.sparse, helper)(m)
+
+
+def test_big_endian_and_half_precision_inputs() -> None:
+    """scipy.sparse refuses ">f8" and float16 values (a raw ValueError before): spf converts
+    them, as it converts every other numeric dtype, and the product is scipy's."""
+    a = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0], [4.0, 5.0, 0.0]])
+    x = np.array([1.0, -2.0, 0.5])
+    be = sp.csr_array(
+        (np.array([1.0, 2.0, 3.0, 4.0, 5.0], dtype=">f8"), np.array([0, 2, 2, 0, 1], dtype=">i4"),
+         np.array([0, 2, 3, 5], dtype=">i4")), shape=(3, 3),
+    )  # fmt: skip
+    for m in (a.astype(">f8"), a.astype(np.float16), np.asfortranarray(a.astype(">f4")), be):
+        for helper, kernel in (("csr_args", "spmv_csr"), ("csc_args", "spmv_csc"),
+                               ("coo_args", "spmv_coo")):  # fmt: skip
+            y = np.zeros(3)
+            getattr(spf.kernels, kernel)().interpret(y=y, x=x, **getattr(spf.sparse, helper)(m))
+            assert np.array_equal(y, a @ x), (m, helper)

@@ -1,0 +1,120 @@
+"""Checks ``spf.sparse`` runs on what users feed it before scipy sees it.
+
+* :func:`mtx_source`: the bytes of a Matrix Market file that crash scipy's reader
+  (``scipy.io.mmread``, fast_matrix_market; a segmentation fault, not an exception): a NUL
+  byte, or a last line that ends in anything but a newline after a value (``"4 4 -7 "``,
+  ``"4 4 -7\\r"``). A NUL is refused with its line; a missing final newline is added.
+* :func:`check_structure`: the index arrays of a scipy CSR / CSC / BSR / COO matrix that
+  scipy's constructors do not check (an index outside the matrix, a decreasing ``indptr``):
+  the conversions that follow would drop or misplace such entries, or read past arrays.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import zlib
+from typing import Any
+
+import numpy as np
+
+from spf.errors import ArgumentError
+
+_CHUNK = 1 << 22
+
+
+def _open(path: str) -> Any:
+    """The file as a binary stream, decompressed as ``scipy.io.mmread`` does (by suffix)."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if path.endswith(".bz2"):
+        return bz2.open(path, "rb")
+    return open(path, "rb")  # closed by the caller's with
+
+
+def mtx_source(path: str, what: str) -> str | io.BytesIO:
+    """``path``, or its content with a final newline added, for ``scipy.io.mmread``.
+
+    One pass over the (decompressed) bytes: a NUL byte raises ``ArgumentError`` naming
+    the file and line; a truncated or corrupt ``.gz`` / ``.bz2`` too."""
+    lines = 0
+    last = b"\n"
+    try:
+        with _open(path) as stream:
+            while chunk := stream.read(_CHUNK):
+                nul = chunk.find(b"\0")
+                if nul >= 0:
+                    line = lines + chunk.count(b"\n", 0, nul) + 1
+                    hint = (
+                        "it is gzip-compressed: name it .mtx.gz"
+                        if not lines and chunk.startswith(b"\x1f\x8b")
+                        else "is this file binary or damaged? Write it again"
+                    )
+                    raise ArgumentError(
+                        f"{what}: {path!r} line {line}: a NUL byte; a Matrix Market file is "
+                        f"text: {hint}"
+                    )
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
+            if last == b"\n":
+                return path
+        with _open(path) as stream:
+            return io.BytesIO(stream.read() + b"\n")
+    except (OSError, EOFError, ValueError, zlib.error) as err:  # gzip / bz2: damaged or cut short
+        raise ArgumentError(f"{what}: cannot read {path!r}: {err}") from err
+
+
+def _bad_structure(m: Any) -> str | None:
+    """What is wrong with the index arrays of ``m`` (CSR, CSC, BSR or COO), or None."""
+    shape = tuple(int(d) for d in m.shape)
+    if m.format in ("csr", "csc", "bsr"):
+        r, c = m.blocksize if m.format == "bsr" else (1, 1)
+        major, minor = (shape[1], shape[0]) if m.format == "csc" else (shape[0] // r, shape[1] // c)
+        indptr, indices = np.asarray(m.indptr), np.asarray(m.indices)
+        if indptr.ndim != 1 or len(indptr) != major + 1:
+            return f"indptr has {indptr.size} entries, not {major + 1}"
+        if major >= 0 and int(indptr[0]) != 0:
+            return f"indptr[0] is {int(indptr[0])}, not 0"
+        steps = np.diff(indptr)
+        if steps.size and int(steps.min()) < 0:
+            k = int(np.argmax(steps < 0))
+            return f"indptr decreases from indptr[{k}] = {int(indptr[k])} to {int(indptr[k + 1])}"
+        nnz = int(indptr[-1])
+        if nnz > min(indices.size, len(m.data)):
+            return f"indptr[-1] = {nnz} but only {indices.size} indices / {len(m.data)} values"
+        return _outside(indices[:nnz], minor, "index")
+    if m.format == "coo":
+        coords = getattr(m, "coords", None) or (m.row, m.col)
+        for axis, (idx, extent) in enumerate(zip(coords, shape, strict=False)):
+            idx = np.asarray(idx)
+            if idx.size != len(m.data):
+                return f"{idx.size} axis-{axis} indices but {len(m.data)} values"
+            bad = _outside(idx, extent, f"axis-{axis} index")
+            if bad:
+                return bad
+    return None
+
+
+def _outside(idx: np.ndarray[Any, Any], extent: int, what: str) -> str | None:
+    if not idx.size:
+        return None
+    wrong = np.flatnonzero((idx < 0) | (idx >= extent))
+    if not wrong.size:
+        return None
+    k = int(wrong[0])
+    return f"stored entry {k} has {what} {int(idx[k])}, outside 0..{extent - 1}"
+
+
+def check_structure(m: Any, what: str) -> None:
+    """``ArgumentError`` when the index arrays of scipy matrix ``m`` are malformed."""
+    problem = _bad_structure(m)
+    if problem:
+        raise ArgumentError(
+            f"{what}: the {m.format.upper()} matrix is malformed: {problem}; build it with "
+            "scipy's constructors from valid indices (m.check_format(full_check=True) says "
+            "what is wrong)"
+        )
+
+
+__all__ = ["check_structure", "mtx_source"]
