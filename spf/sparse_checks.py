@@ -14,6 +14,8 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import mmap
+import os
 import zlib
 from typing import Any
 
@@ -33,32 +35,55 @@ def _open(path: str) -> Any:
     return open(path, "rb")  # closed by the caller's with
 
 
+def _nul_error(path: str, what: str, line: int, head: bytes) -> ArgumentError:
+    hint = (
+        "it is gzip-compressed: name it .mtx.gz"
+        if line == 1 and head.startswith(b"\x1f\x8b")
+        else "is this file binary or damaged? Write it again"
+    )
+    return ArgumentError(
+        f"{what}: {path!r} line {line}: a NUL byte; a Matrix Market file is text: {hint}"
+    )
+
+
+def _plain_ends_in_newline(path: str, what: str) -> bool:
+    """Whether the uncompressed file ends in a newline (or is empty); a NUL raises. Mapped,
+    not read: one memchr over the bytes the reader reads next anyway."""
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return True
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            nul = data.find(b"\0")
+            if nul >= 0:
+                line = data[:nul].count(b"\n") + 1
+                raise _nul_error(path, what, line, data[:2])
+            return data[-1:] == b"\n"
+
+
+def _packed_ends_in_newline(path: str, what: str) -> bool:
+    """As :func:`_plain_ends_in_newline`, for a ``.gz`` / ``.bz2`` file (decompressed in
+    chunks)."""
+    lines, last = 0, b"\n"
+    with _open(path) as stream:
+        while chunk := stream.read(_CHUNK):
+            nul = chunk.find(b"\0")
+            if nul >= 0:
+                line = lines + chunk.count(b"\n", 0, nul) + 1
+                raise _nul_error(path, what, line, chunk[:2] if not lines else b"")
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return last == b"\n"
+
+
 def mtx_source(path: str, what: str) -> str | io.BytesIO:
     """``path``, or its content with a final newline added, for ``scipy.io.mmread``.
 
     One pass over the (decompressed) bytes: a NUL byte raises ``ArgumentError`` naming
     the file and line; a truncated or corrupt ``.gz`` / ``.bz2`` too."""
-    lines = 0
-    last = b"\n"
     try:
-        with _open(path) as stream:
-            while chunk := stream.read(_CHUNK):
-                nul = chunk.find(b"\0")
-                if nul >= 0:
-                    line = lines + chunk.count(b"\n", 0, nul) + 1
-                    hint = (
-                        "it is gzip-compressed: name it .mtx.gz"
-                        if not lines and chunk.startswith(b"\x1f\x8b")
-                        else "is this file binary or damaged? Write it again"
-                    )
-                    raise ArgumentError(
-                        f"{what}: {path!r} line {line}: a NUL byte; a Matrix Market file is "
-                        f"text: {hint}"
-                    )
-                lines += chunk.count(b"\n")
-                last = chunk[-1:]
-            if last == b"\n":
-                return path
+        packed = path.endswith((".gz", ".bz2"))
+        if (_packed_ends_in_newline if packed else _plain_ends_in_newline)(path, what):
+            return path
         with _open(path) as stream:
             return io.BytesIO(stream.read() + b"\n")
     except (OSError, EOFError, ValueError, zlib.error) as err:  # gzip / bz2: damaged or cut short
@@ -78,7 +103,7 @@ def _bad_structure(m: Any) -> str | None:
             return f"indptr[0] is {int(indptr[0])}, not 0"
         steps = np.diff(indptr)
         if steps.size and int(steps.min()) < 0:
-            k = int(np.argmax(steps < 0))
+            k = int(np.argmax(steps < 0))  # the first step down
             return f"indptr decreases from indptr[{k}] = {int(indptr[k])} to {int(indptr[k + 1])}"
         nnz = int(indptr[-1])
         if nnz > min(indices.size, len(m.data)):
@@ -97,7 +122,7 @@ def _bad_structure(m: Any) -> str | None:
 
 
 def _outside(idx: np.ndarray[Any, Any], extent: int, what: str) -> str | None:
-    if not idx.size:
+    if not idx.size or (int(idx.min()) >= 0 and int(idx.max()) < extent):
         return None
     wrong = np.flatnonzero((idx < 0) | (idx >= extent))
     if not wrong.size:
