@@ -35,7 +35,7 @@ import numpy as np
 
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, SpfError, ToolchainError
-from spf.sparse_checks import check_structure, mtx_source
+from spf.sparse_checks import check_rows_fit, check_structure, mtx_source
 
 __all__ = [
     "bcsr_args",
@@ -756,6 +756,7 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
         raise ArgumentError(f"read_matrix_market: cannot read {name!r}: {err}") from err
     if not sparse.issparse(raw):
         raw = sparse.coo_array(np.asarray(raw))
+    check_rows_fit(int(raw.shape[0]), name, "read_matrix_market")
     if np.iscomplexobj(raw.data):
         raise ArgumentError(
             f"read_matrix_market: {name!r} holds complex values; spf's kernels use double: "

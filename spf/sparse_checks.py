@@ -142,4 +142,25 @@ def check_structure(m: Any, what: str) -> None:
         )
 
 
-__all__ = ["check_structure", "mtx_source"]
+def physical_memory() -> int:
+    """Bytes of memory of this machine (the address space where sysconf cannot say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return 2**63
+
+
+def check_rows_fit(rows: int, path: str, what: str) -> None:
+    """``ArgumentError`` when the CSR row pointers of ``rows`` rows (int64) would take more
+    than half of this machine's memory: a size line such as ``3000000000 3 1`` made the
+    conversion allocate 24 GB (a MemoryError, or the machine filled up)."""
+    need = (rows + 1) * 8
+    if need > physical_memory() // 2:
+        raise ArgumentError(
+            f"{what}: {path!r}: the size line gives {rows} rows, whose CSR row pointers alone "
+            f"take {need / 2**30:.3g} GiB, more than half of this machine's memory; "
+            "check the size line (line 2 after the comments)"
+        )
+
+
+__all__ = ["check_rows_fit", "check_structure", "mtx_source", "physical_memory"]

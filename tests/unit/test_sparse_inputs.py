@@ -188,3 +188,20 @@ def test_big_endian_and_half_precision_inputs() -> None:
             y = np.zeros(3)
             getattr(spf.kernels, kernel)().interpret(y=y, x=x, **getattr(spf.sparse, helper)(m))
             assert np.array_equal(y, a @ x), (m, helper)
+
+
+def test_matrix_market_size_line_beyond_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``1000000000 3 1`` with one entry: the CSR conversion asked for 8 GB of row pointers
+    (numpy's MemoryError, or a filled machine); refused from the size line instead."""
+    import spf.sparse_checks
+
+    monkeypatch.setattr(spf.sparse_checks, "physical_memory", lambda: 2**30)
+    path = tmp_path / "tall.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n1000000000 3 1\n1 1 1\n")
+    with pytest.raises(spf.ArgumentError, match=r"tall\.mtx': the size line gives 1000000000 rows"):
+        spf.sparse.read_matrix_market(path)
+    small = tmp_path / "small.mtx"
+    small.write_text("%%MatrixMarket matrix coordinate real general\n1000 3 1\n1 1 1\n")
+    assert spf.sparse.read_matrix_market(small).shape == (1000, 3)
