@@ -795,11 +795,27 @@ def poisson2d(n: int) -> Any:
 
 
 # ====================================================================================== tensors
+def _array(value: object, what: str, name: str) -> np.ndarray[Any, Any]:
+    """``np.asarray(value)``; a ragged list raises ``ArgumentError`` naming ``name``."""
+    try:
+        return np.asarray(value)
+    except ValueError as err:
+        raise ArgumentError(
+            f"{what}: cannot read {name} as an array ({err}); pass equal-length sequences"
+        ) from None
+
+
 def _tensor_values(values: object, what: str) -> np.ndarray[Any, np.dtype[np.float64]]:
     """``values`` as a 1-d float64 array; complex values refused as :func:`csr_args` does."""
-    if np.iscomplexobj(np.asarray(values)):
+    raw = _array(values, what, "values")
+    if np.iscomplexobj(raw):
         raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
-    vals = _values(values)
+    if raw.dtype.kind not in "biuf":  # strings, None (read as NaN), dates
+        raise ArgumentError(
+            f"{what}: values must be numbers (bool, int or float), got dtype {raw.dtype}; "
+            "convert them, e.g. np.asarray(values, dtype=np.float64)"
+        )
+    vals = _values(raw)
     if vals.ndim != 1:
         raise ArgumentError(f"{what}: values must be 1-d, got shape {vals.shape}")
     return vals
@@ -818,7 +834,7 @@ def _tensor_entries(
         dims.append(int(d))
     order = len(dims)
     vals = _tensor_values(values, what)
-    c = np.asarray(coords)
+    c = _array(coords, what, "coords")
     if c.size == 0:
         c = np.zeros((order, 0), dtype=np.int64)
     if c.ndim != 2 or order not in c.shape:
@@ -832,8 +848,7 @@ def _tensor_entries(
         raise ArgumentError(f"{what}: coords must be integers, got {c.dtype}")
     if c.shape[1] != len(vals):
         raise ArgumentError(f"{what}: {c.shape[1]} coordinates but {len(vals)} values")
-    c = c.astype(np.int64)
-    for d in range(order):
+    for d in range(order):  # on the given dtype: a uint64 beyond int64 would wrap
         bad = np.nonzero((c[d] < 0) | (c[d] >= dims[d]))[0]
         if bad.size:
             k = int(bad[0])
@@ -841,7 +856,7 @@ def _tensor_entries(
                 f"{what}: entry {k} has coordinate {int(c[d, k])} in dimension {d + 1}, outside "
                 f"0..{dims[d] - 1}"
             )
-    return c, vals, tuple(dims)
+    return c.astype(np.int64), vals, tuple(dims)
 
 
 def csf_args(

@@ -205,3 +205,20 @@ def test_matrix_market_size_line_beyond_memory(
     small = tmp_path / "small.mtx"
     small.write_text("%%MatrixMarket matrix coordinate real general\n1000 3 1\n1 1 1\n")
     assert spf.sparse.read_matrix_market(small).shape == (1000, 3)
+
+
+@pytest.mark.parametrize("helper", ["csf_args", "coo_tensor_args"])
+def test_tensor_helpers_on_careless_inputs(helper: str) -> None:
+    """Values "a" / ragged coordinates raised numpy's ValueError; None became NaN silently;
+    a uint64 coordinate beyond int64 was reported as a negative one."""
+    build = getattr(spf.sparse, helper)
+    with pytest.raises(spf.ArgumentError, match=rf"{helper}: values must be numbers .*<U1"):
+        build([[0, 1]], ["a", "b"], (2,))
+    with pytest.raises(spf.ArgumentError, match=rf"{helper}: values must be numbers .*object"):
+        build([[0, 1]], np.array([1.0, None], dtype=object), (2,))
+    with pytest.raises(spf.ArgumentError, match=rf"{helper}: cannot read coords as an array"):
+        build([[0, 1], [0]], [1.0, 2.0], (2, 2))
+    with pytest.raises(spf.ArgumentError, match=r"coordinate 9223372036854775809 in dimension 1"):
+        build(np.array([[0, 2**63 + 1]], dtype=np.uint64), [1.0, 2.0], (3,))
+    args = build(np.array([[1, 0]], dtype=">u4"), np.array([True, False]), (2,))
+    assert args["NNZ"] == 2
