@@ -322,6 +322,9 @@ def scatter_csr(
     sp: Any = importlib.import_module("scipy.sparse")
     if not sp.issparse(matrix):
         raise ArgumentError(f"scatter_csr: expected a scipy.sparse matrix, got {type(matrix)}")
+    from spf.sparse_checks import check_structure
+
+    check_structure(matrix, "scatter_csr")  # indices scipy's constructors leave unchecked
     if np.dtype(index_dtype).kind not in "iu" or np.iscomplexobj(matrix.data[:0]):
         raise ArgumentError(
             f"scatter_csr: expected a real matrix and an integer index_dtype (int32 or "

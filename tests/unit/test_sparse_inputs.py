@@ -222,3 +222,21 @@ def test_tensor_helpers_on_careless_inputs(helper: str) -> None:
         build(np.array([[0, 2**63 + 1]], dtype=np.uint64), [1.0, 2.0], (3,))
     args = build(np.array([[1, 0]], dtype=">u4"), np.array([True, False]), (2,))
     assert args["NNZ"] == 2
+
+
+def test_mpi_scatter_csr_refuses_a_malformed_matrix() -> None:
+    """scatter_csr passed a column index of -1 on to the rank's kernel."""
+
+    class OneRank:
+        def Get_rank(self) -> int:
+            return 0
+
+        def Get_size(self) -> int:
+            return 1
+
+    for m, message in _malformed():
+        if getattr(m, "format", "") == "csr":
+            with pytest.raises(spf.ArgumentError, match=f"scatter_csr: the {message}"):
+                spf.mpi.scatter_csr(m, OneRank())
+    good = spf.sparse.poisson2d(2)
+    assert spf.mpi.scatter_csr(good, OneRank())["NNZ"] == good.nnz
