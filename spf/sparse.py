@@ -35,7 +35,7 @@ import numpy as np
 
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, SpfError, ToolchainError
-from spf.sparse_checks import check_rows_fit, check_structure, mtx_source
+from spf.sparse_checks import check_fits, check_rows_fit, check_structure, mtx_source
 
 __all__ = [
     "bcsr_args",
@@ -404,6 +404,7 @@ def dia_args(
     diag = m.indices.astype(np.int64) - rows
     offsets, which = np.unique(diag, return_inverse=True)
     dtype = _index_dtype(index_dtype, max(n, cols, len(offsets) * max(n, 1)), "dia_args")
+    check_fits(len(offsets) * n * 8, "dia_args", f"{len(offsets)} diagonals of {n} values")
     values = np.zeros((len(offsets), n))
     values[which, rows] = m.data
     args = {"A": values, "offsets": _indices(offsets, dtype), "N": n, "M": cols, "ND": len(offsets)}
@@ -511,6 +512,7 @@ def ell_args(
     lengths = np.diff(m.indptr)
     width = int(lengths.max()) if n else 0
     dtype = _index_dtype(index_dtype, max(n, cols, n * width), "ell_args")
+    check_fits(n * width * (8 + dtype.itemsize), "ell_args", f"{n} rows padded to {width} slots")
     slot = np.arange(len(rows)) - m.indptr[rows]
     values = np.zeros((n, width))
     col = np.zeros((n, width), dtype=dtype)
@@ -558,6 +560,7 @@ array([1., 3., 2., 0.]))
     cs = np.concatenate(([0], np.cumsum(c * cl))).astype(np.int64)
     nv = int(cs[-1])
     dtype = _index_dtype(index_dtype, max(n, cols, nv), "sell_args")
+    check_fits(nv * (8 + dtype.itemsize), "sell_args", f"{nv} slots (padding included)")
     pos = iperm[rows]
     slot = cs[pos // c] + c * (np.arange(len(rows)) - m.indptr[rows]) + pos % c
     val = np.zeros(nv)

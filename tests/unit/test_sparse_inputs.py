@@ -240,3 +240,25 @@ def test_mpi_scatter_csr_refuses_a_malformed_matrix() -> None:
                 spf.mpi.scatter_csr(m, OneRank())
     good = spf.sparse.poisson2d(2)
     assert spf.mpi.scatter_csr(good, OneRank())["NNZ"] == good.nnz
+
+
+def test_padded_formats_refused_before_filling_the_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ELL / DIA of a matrix with one dense row and column (arrow.mtx, 139498 entries) asked
+    for 26 / 35 GB: numpy's MemoryError, or a filled machine. Scaled down here."""
+    import spf.sparse_checks
+
+    n = 400
+    arrow = sp.lil_array((n, n))
+    arrow[0, :] = 1.0
+    arrow[:, 0] = 1.0
+    arrow.setdiag(2.0)
+    arrow = sp.csr_array(arrow)
+    monkeypatch.setattr(spf.sparse_checks, "physical_memory", lambda: 2 * n * n * 8)
+    with pytest.raises(spf.ArgumentError, match=r"ell_args: 400 rows padded to 400 slots take"):
+        spf.sparse.ell_args(arrow)
+    with pytest.raises(spf.ArgumentError, match=r"dia_args: 799 diagonals of 400 values take"):
+        spf.sparse.dia_args(arrow)
+    with pytest.raises(spf.ArgumentError, match=r"sell_args: .* slots \(padding included\) take"):
+        spf.sparse.sell_args(arrow, 400)
+    assert spf.sparse.sell_args(arrow, 4, 8)["NV"] < n * n / 4  # sorted rows: little padding
+    assert spf.sparse.csr_args(arrow)["NNZ"] == 3 * n - 2
