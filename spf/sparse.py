@@ -748,7 +748,12 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
         )
     name = os.fspath(path)
     if not os.path.isfile(name):
-        raise ArgumentError(f"read_matrix_market: no such file: {name!r}")
+        kind = "a directory" if os.path.isdir(name) else "not a regular file"
+        raise ArgumentError(
+            f"read_matrix_market: {name!r} is {kind}; give a .mtx file"
+            if os.path.exists(name)
+            else f"read_matrix_market: no such file: {name!r}"
+        )
     source = mtx_source(name, "read_matrix_market")  # bytes that crash scipy's reader
     try:
         try:  # scipy >= 1.15: a sparse array (1.18 warns when spmatrix= is left out)

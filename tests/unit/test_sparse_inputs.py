@@ -262,3 +262,17 @@ def test_padded_formats_refused_before_filling_the_memory(monkeypatch: pytest.Mo
         spf.sparse.sell_args(arrow, 400)
     assert spf.sparse.sell_args(arrow, 4, 8)["NV"] < n * n / 4  # sorted rows: little padding
     assert spf.sparse.csr_args(arrow)["NNZ"] == 3 * n - 2
+
+
+def test_matrix_market_path_that_is_not_a_file(tmp_path: Path) -> None:
+    """A directory or a FIFO was reported as "no such file"."""
+    import os
+
+    folder = tmp_path / "m.mtx"
+    folder.mkdir()
+    with pytest.raises(spf.ArgumentError, match=r"m\.mtx' is a directory; give a \.mtx file"):
+        spf.sparse.read_matrix_market(folder)
+    fifo = tmp_path / "pipe.mtx"
+    os.mkfifo(fifo)
+    with pytest.raises(spf.ArgumentError, match=r"pipe\.mtx' is not a regular file"):
+        spf.sparse.read_matrix_market(fifo)
