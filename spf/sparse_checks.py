@@ -81,6 +81,12 @@ def mtx_source(path: str, what: str) -> str | io.BytesIO:
     One pass over the (decompressed) bytes: a NUL byte raises ``ArgumentError`` naming
     the file and line; a truncated or corrupt ``.gz`` / ``.bz2`` too."""
     try:
+        with _open(path) as stream:
+            if stream.read(3) == b"\xef\xbb\xbf":  # scipy: "Missing banner" on line 1
+                raise ArgumentError(
+                    f"{what}: {path!r} line 1: the file starts with a UTF-8 byte order mark "
+                    "(BOM) before %%MatrixMarket; save it without one"
+                )
         packed = path.endswith((".gz", ".bz2"))
         if (_packed_ends_in_newline if packed else _plain_ends_in_newline)(path, what):
             return path

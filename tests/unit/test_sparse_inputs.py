@@ -276,3 +276,11 @@ def test_matrix_market_path_that_is_not_a_file(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(spf.ArgumentError, match=r"pipe\.mtx' is not a regular file"):
         spf.sparse.read_matrix_market(fifo)
+
+
+def test_matrix_market_byte_order_mark_named(tmp_path: Path) -> None:
+    """scipy refuses it as "Missing banner", which does not say what is wrong."""
+    path = tmp_path / "bom.mtx"
+    path.write_bytes(b"\xef\xbb\xbf" + _MTX + b"\n")
+    with pytest.raises(spf.ArgumentError, match=r"bom\.mtx' line 1: .* byte order mark"):
+        spf.sparse.read_matrix_market(path)
