@@ -12,10 +12,11 @@ the caller adds the dense operands (``x``, ``y``, ``B``, ...):
 >>> y
 array([1., 5.])
 
-Values become contiguous ``float64``; index arrays are ``int32`` unless ``index_dtype="int64"``
-is asked for (or a dimension or entry count does not fit in ``int32``, which picks
-``int64``). Duplicate entries are summed for CSR / CSC / BCSR (COO keeps them: the kernel
-accumulates anyway); explicitly stored zeros are kept. The input matrix is never modified.
+Values become contiguous ``float64`` (before duplicates are summed); index arrays are
+``int32`` unless ``index_dtype="int64"`` is asked for (or a dimension or entry count does
+not fit in ``int32``, which picks ``int64``). Duplicate entries are summed for CSR / CSC /
+BCSR (COO keeps them: the kernel accumulates anyway); explicitly stored zeros are kept.
+The input matrix is never modified.
 ``index_dtype`` takes any type spelling :mod:`spf.dtypes` accepts (``"int64"``,
 ``"int64_t"``, ``np.int64``). ``names={"rowptr": "rp", ...}`` renames the arguments for a
 Computation of your own whose data spaces and UFs are named otherwise (``"M": None`` leaves
@@ -82,8 +83,6 @@ def _as_sparse(matrix: object, what: str) -> Any:
                 f"{what}: values must be numbers (bool, int or float), got dtype {m.dtype}; "
                 "convert them, e.g. m.astype(np.float64)"
             )
-        if not m.dtype.isnative:  # big-endian values (">f8"): scipy converts none of them
-            m = m.astype(m.dtype.newbyteorder("="))
     else:
         if not isinstance(matrix, (np.ndarray, list, tuple)):
             raise ArgumentError(
@@ -112,6 +111,8 @@ def _as_sparse(matrix: object, what: str) -> Any:
         raise ArgumentError(f"{what}: expected a 2-D matrix, got shape {m.shape}")
     if np.issubdtype(m.dtype, np.complexfloating):
         raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
+    if m.dtype != np.float64:  # before duplicates are summed: int8 100 + 100 is not -56;
+        m = m.astype(np.float64)  # big-endian ">f8" values, which scipy converts nowhere
     return m
 
 

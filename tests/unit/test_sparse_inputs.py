@@ -284,3 +284,33 @@ def test_matrix_market_byte_order_mark_named(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + _MTX + b"\n")
     with pytest.raises(spf.ArgumentError, match=r"bom\.mtx' line 1: .* byte order mark"):
         spf.sparse.read_matrix_market(path)
+
+
+@pytest.mark.parametrize(
+    "helper", ["csr_args", "csc_args", "coo_args", "ell_args", "dia_args", "spmm_args"]
+)
+def test_duplicates_summed_in_float64_not_in_the_input_dtype(helper: str) -> None:
+    """int8 duplicates 100 + 100 came out as -56 (uint8 200 + 100 as 44, bool True + True as
+    1) from every helper that sums duplicates, while coo_args kept both: 200."""
+    rows, cols = np.array([0, 0, 1]), np.array([0, 0, 1])
+    for data, want in (
+        (np.array([100, 100, 1], dtype=np.int8), 200.0),
+        (np.array([200, 100, 1], dtype=np.uint8), 300.0),
+        (np.array([True, True, True]), 2.0),
+        (np.array([1e8, 1.0, 1.0], dtype=np.float32), 100000001.0),
+    ):
+        m = sp.coo_array((data, (rows, cols)), shape=(2, 2))
+        args = getattr(spf.sparse, helper)(m)
+        y = np.zeros(2)
+        if helper == "dia_args":
+            spf.kernels.spmv(spf.formats.DIA).interpret(y=y, x=np.array([1.0, 0.0]), **args)
+        elif helper == "ell_args":
+            spf.kernels.spmv(spf.formats.ELL).interpret(y=y, x=np.array([1.0, 0.0]), **args)
+        elif helper == "spmm_args":
+            c = np.zeros((2, 1))
+            spf.kernels.spmm_csr().interpret(C=c, B=np.array([[1.0], [0.0]]), **args)
+            y = c[:, 0]
+        else:
+            kernel = {"csr_args": "spmv_csr", "csc_args": "spmv_csc", "coo_args": "spmv_coo"}
+            getattr(spf.kernels, kernel[helper])().interpret(y=y, x=np.array([1.0, 0.0]), **args)
+        assert y[0] == want, (helper, data.dtype, y[0])
