@@ -330,7 +330,7 @@ def scatter_csr(
             f"scatter_csr: expected a real matrix and an integer index_dtype (int32 or "
             f"int64), got {matrix.dtype} and {index_dtype!r}"
         )
-    csr = sp.csr_array(matrix)
+    csr = sp.csr_array(matrix.astype(np.float64))  # before duplicates are summed (int8: -56)
     csr.sort_indices()
     n, m = csr.shape
     part, own = _partition(comm, n, owner)

@@ -314,3 +314,17 @@ def test_duplicates_summed_in_float64_not_in_the_input_dtype(helper: str) -> Non
             kernel = {"csr_args": "spmv_csr", "csc_args": "spmv_csc", "coo_args": "spmv_coo"}
             getattr(spf.kernels, kernel[helper])().interpret(y=y, x=np.array([1.0, 0.0]), **args)
         assert y[0] == want, (helper, data.dtype, y[0])
+
+
+def test_mpi_scatter_csr_sums_duplicates_in_float64() -> None:
+    """The CSR conversion summed int8 duplicates 100 + 100 in int8: -56."""
+
+    class OneRank:
+        def Get_rank(self) -> int:
+            return 0
+
+        def Get_size(self) -> int:
+            return 1
+
+    m = sp.coo_array((np.array([100, 100], dtype=np.int8), ([0, 0], [0, 0])), shape=(1, 1))
+    assert spf.mpi.scatter_csr(m, OneRank())["A"].tolist() == [200.0]
