@@ -771,7 +771,7 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
             f"read_matrix_market: {name!r} holds complex values; spf's kernels use double: "
             "give a real, integer or pattern file"
         )
-    m = sparse.csr_array(raw, dtype=np.float64)
+    m = sparse.csr_array(raw.astype(np.float64))  # float64 before duplicates are summed
     m.sum_duplicates()
     m.sort_indices()
     return m

@@ -328,3 +328,13 @@ def test_mpi_scatter_csr_sums_duplicates_in_float64() -> None:
 
     m = sp.coo_array((np.array([100, 100], dtype=np.int8), ([0, 0], [0, 0])), shape=(1, 1))
     assert spf.mpi.scatter_csr(m, OneRank())["A"].tolist() == [200.0]
+
+
+def test_matrix_market_integer_duplicates_summed_in_float64(tmp_path: Path) -> None:
+    """Two entries 2**62 at one place summed in int64 wrapped to -2**63."""
+    path = tmp_path / "dup.mtx"
+    big = 2**62
+    path.write_text(
+        f"%%MatrixMarket matrix coordinate integer general\n1 1 2\n1 1 {big}\n1 1 {big}\n"
+    )
+    assert spf.sparse.read_matrix_market(path)[0, 0] == 2.0**63
