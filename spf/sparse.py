@@ -771,7 +771,8 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
             f"read_matrix_market: {name!r} holds complex values; spf's kernels use double: "
             "give a real, integer or pattern file"
         )
-    m = sparse.csr_array(raw.astype(np.float64))  # float64 before duplicates are summed
+    values = np.asarray(raw.data, dtype=np.float64)  # float64 before duplicates are summed
+    m = sparse.csr_array(sparse.coo_array((values, (raw.row, raw.col)), shape=raw.shape))
     m.sum_duplicates()
     m.sort_indices()
     return m

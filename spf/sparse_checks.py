@@ -23,8 +23,6 @@ import numpy as np
 
 from spf.errors import ArgumentError
 
-_CHUNK = 1 << 22
-
 
 def _open(path: str) -> Any:
     """The file as a binary stream, decompressed as ``scipy.io.mmread`` does (by suffix)."""
@@ -53,6 +51,7 @@ def _plain_ends_in_newline(path: str, what: str) -> bool:
         if os.fstat(f.fileno()).st_size == 0:
             return True
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            _check_head(data[:3], path, what)
             nul = data.find(b"\0")
             if nul >= 0:
                 line = data[:nul].count(b"\n") + 1
@@ -60,40 +59,36 @@ def _plain_ends_in_newline(path: str, what: str) -> bool:
             return data[-1:] == b"\n"
 
 
-def _packed_ends_in_newline(path: str, what: str) -> bool:
-    """As :func:`_plain_ends_in_newline`, for a ``.gz`` / ``.bz2`` file (decompressed in
-    chunks)."""
-    lines, last = 0, b"\n"
-    with _open(path) as stream:
-        while chunk := stream.read(_CHUNK):
-            nul = chunk.find(b"\0")
-            if nul >= 0:
-                line = lines + chunk.count(b"\n", 0, nul) + 1
-                raise _nul_error(path, what, line, chunk[:2] if not lines else b"")
-            lines += chunk.count(b"\n")
-            last = chunk[-1:]
-    return last == b"\n"
-
-
 def mtx_source(path: str, what: str) -> str | io.BytesIO:
-    """``path``, or its content with a final newline added, for ``scipy.io.mmread``.
+    """``path``, or the file's (decompressed) bytes with a final newline added, for
+    ``scipy.io.mmread``.
 
-    One pass over the (decompressed) bytes: a NUL byte raises ``ArgumentError`` naming
-    the file and line; a truncated or corrupt ``.gz`` / ``.bz2`` too."""
+    A NUL byte or a UTF-8 byte order mark raises ``ArgumentError`` naming the file and
+    line; a truncated or corrupt ``.gz`` / ``.bz2`` too. A ``.gz`` / ``.bz2`` is
+    decompressed here, once (scipy reads the bytes from memory: as fast as its own stream)."""
     try:
+        if not path.endswith((".gz", ".bz2")):
+            if _plain_ends_in_newline(path, what):
+                return path
+            with open(path, "rb") as stream:
+                return io.BytesIO(stream.read() + b"\n")
         with _open(path) as stream:
-            if stream.read(3) == b"\xef\xbb\xbf":  # scipy: "Missing banner" on line 1
-                raise ArgumentError(
-                    f"{what}: {path!r} line 1: the file starts with a UTF-8 byte order mark "
-                    "(BOM) before %%MatrixMarket; save it without one"
-                )
-        packed = path.endswith((".gz", ".bz2"))
-        if (_packed_ends_in_newline if packed else _plain_ends_in_newline)(path, what):
-            return path
-        with _open(path) as stream:
-            return io.BytesIO(stream.read() + b"\n")
+            data = stream.read()
+        _check_head(data[:3], path, what)
+        nul = data.find(b"\0")
+        if nul >= 0:
+            raise _nul_error(path, what, data.count(b"\n", 0, nul) + 1, data[:2])
+        return io.BytesIO(data if data.endswith(b"\n") or not data else data + b"\n")
     except (OSError, EOFError, ValueError, zlib.error) as err:  # gzip / bz2: damaged or cut short
         raise ArgumentError(f"{what}: cannot read {path!r}: {err}") from err
+
+
+def _check_head(head: bytes, path: str, what: str) -> None:
+    if head == b"\xef\xbb\xbf":  # scipy: "Missing banner" on line 1
+        raise ArgumentError(
+            f"{what}: {path!r} line 1: the file starts with a UTF-8 byte order mark (BOM) "
+            "before %%MatrixMarket; save it without one"
+        )
 
 
 def _bad_structure(m: Any) -> str | None:
