@@ -16,7 +16,11 @@ Values become contiguous ``float64`` (before duplicates are summed); index array
 ``int32`` unless ``index_dtype="int64"`` is asked for (or a dimension or entry count does
 not fit in ``int32``, which picks ``int64``). Duplicate entries are summed for CSR / CSC /
 BCSR (COO keeps them: the kernel accumulates anyway); explicitly stored zeros are kept.
-The input matrix is never modified.
+The input matrix is never modified. A scipy matrix whose index arrays are malformed (an
+index outside the matrix, a decreasing ``indptr``: scipy's constructors do not check) is
+refused with ``ArgumentError``, as are ELL / DIA / SELL arrays that would take more than
+half of the machine's memory (a matrix with a dense row); big-endian and float16 values
+are converted like any other numeric dtype.
 ``index_dtype`` takes any type spelling :mod:`spf.dtypes` accepts (``"int64"``,
 ``"int64_t"``, ``np.int64``). ``names={"rowptr": "rp", ...}`` renames the arguments for a
 Computation of your own whose data spaces and UFs are named otherwise (``"M": None`` leaves
@@ -738,7 +742,12 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
     """Read a Matrix Market ``.mtx`` file as a canonical ``scipy.sparse.csr_array`` of float64.
 
     Symmetric / skew / Hermitian storage is expanded and pattern files get the value 1.0
-    (``scipy.io.mmread``); duplicates are summed and columns sorted.
+    (``scipy.io.mmread``); values become float64, then duplicates are summed and columns
+    sorted. ``.mtx.gz`` / ``.mtx.bz2`` files are decompressed. A file scipy refuses, a complex
+    one, one holding a NUL byte or starting with a byte order mark, and one whose size line
+    asks for more rows than half of the machine's memory holds raise ``ArgumentError``
+    naming the file (and line where there is one). A last line without its newline is read
+    (scipy's reader crashed on one that ended in a blank).
     """
     sparse = _scipy()
     io = _scipy("scipy.io")
