@@ -766,6 +766,14 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
         )
     source = mtx_source(name, "read_matrix_market")  # bytes that crash scipy's reader
     try:
+        rows, cols, _, layout, _, _ = io.mminfo(source)  # the header: sizes before reading
+        if not isinstance(source, str):
+            source.seek(0)
+        check_rows_fit(int(rows), name, "read_matrix_market")
+        if layout == "array":  # scipy allocates the dense matrix first
+            check_fits(int(rows) * int(cols) * 8, "read_matrix_market",
+                       f"{name!r}: {rows} x {cols} dense values (an array file)",
+                       "check the size line, or store the matrix as a coordinate file")  # fmt: skip
         try:  # scipy >= 1.15: a sparse array (1.18 warns when spmatrix= is left out)
             raw = io.mmread(source, spmatrix=False)
         except TypeError:
@@ -774,7 +782,6 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
         raise ArgumentError(f"read_matrix_market: cannot read {name!r}: {err}") from err
     if not sparse.issparse(raw):
         raw = sparse.coo_array(np.asarray(raw))
-    check_rows_fit(int(raw.shape[0]), name, "read_matrix_market")
     if np.iscomplexobj(raw.data):
         raise ArgumentError(
             f"read_matrix_market: {name!r} holds complex values; spf's kernels use double: "

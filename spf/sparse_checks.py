@@ -164,7 +164,13 @@ def check_rows_fit(rows: int, path: str, what: str) -> None:
         )
 
 
-def check_fits(nbytes: int, what: str, layout: str) -> None:
+def check_fits(
+    nbytes: int,
+    what: str,
+    layout: str,
+    advice: str = "the matrix does not suit this format: use CSR or SELL (spf.formats.tune "
+    "chooses one)",
+) -> None:
     """``ArgumentError`` before allocating ``layout`` (``nbytes`` of padded arrays) when it
     would take more than half of this machine's memory: ELL / DIA of a matrix with one dense
     row (arrow.mtx: 26 GB / 35 GB for 139498 entries) filled the machine."""
@@ -172,8 +178,7 @@ def check_fits(nbytes: int, what: str, layout: str) -> None:
     if nbytes > memory // 2:
         raise ArgumentError(
             f"{what}: {layout} take {nbytes / 2**30:.3g} GiB, more than half of this "
-            f"machine's {memory / 2**30:.3g} GiB of memory; the matrix does not suit this "
-            "format: use CSR or SELL (spf.formats.tune chooses one)"
+            f"machine's {memory / 2**30:.3g} GiB of memory; {advice}"
         )
 
 

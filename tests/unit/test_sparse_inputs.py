@@ -338,3 +338,12 @@ def test_matrix_market_integer_duplicates_summed_in_float64(tmp_path: Path) -> N
         f"%%MatrixMarket matrix coordinate integer general\n1 1 2\n1 1 {big}\n1 1 {big}\n"
     )
     assert spf.sparse.read_matrix_market(path)[0, 0] == 2.0**63
+
+
+def test_matrix_market_array_file_beyond_memory(tmp_path: Path) -> None:
+    """An array file whose size line says 100000 x 100000 (one value given): scipy allocated
+    the 74.5 GiB dense matrix first (numpy's MemoryError)."""
+    path = tmp_path / "dense.mtx"
+    path.write_text("%%MatrixMarket matrix array real general\n100000 100000\n1\n")
+    with pytest.raises(spf.ArgumentError, match=r"100000 x 100000 dense values .* coordinate"):
+        spf.sparse.read_matrix_market(path)
