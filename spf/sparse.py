@@ -766,11 +766,15 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
         )
     source = mtx_source(name, "read_matrix_market")  # bytes that crash scipy's reader
     try:
-        rows, cols, _, layout, _, _ = io.mminfo(source)  # the header: sizes before reading
+        rows, cols, entries, layout, _, _ = io.mminfo(source)  # sizes before reading
         if not isinstance(source, str):
             source.seek(0)
         check_rows_fit(int(rows), name, "read_matrix_market")
-        if layout == "array":  # scipy allocates the dense matrix first
+        if layout == "coordinate":  # int64 row and column, a double each
+            check_fits(int(entries) * 24, "read_matrix_market",
+                       f"{name!r}: the {entries} entries of the size line",
+                       "check the size line")  # fmt: skip
+        else:  # scipy allocates the dense matrix first
             check_fits(int(rows) * int(cols) * 8, "read_matrix_market",
                        f"{name!r}: {rows} x {cols} dense values (an array file)",
                        "check the size line, or store the matrix as a coordinate file")  # fmt: skip

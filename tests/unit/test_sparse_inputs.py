@@ -347,3 +347,11 @@ def test_matrix_market_array_file_beyond_memory(tmp_path: Path) -> None:
     path.write_text("%%MatrixMarket matrix array real general\n100000 100000\n1\n")
     with pytest.raises(spf.ArgumentError, match=r"100000 x 100000 dense values .* coordinate"):
         spf.sparse.read_matrix_market(path)
+
+
+def test_matrix_market_entry_count_beyond_memory(tmp_path: Path) -> None:
+    """``3 3 5000000000`` and one entry: scipy allocated the 5e9 entries first (MemoryError)."""
+    path = tmp_path / "many.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 5000000000\n1 1 2\n")
+    with pytest.raises(spf.ArgumentError, match=r"the 5000000000 entries of the size line take"):
+        spf.sparse.read_matrix_market(path)
