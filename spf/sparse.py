@@ -745,7 +745,8 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
     (``scipy.io.mmread``); values become float64, then duplicates are summed and columns
     sorted. ``.mtx.gz`` / ``.mtx.bz2`` files are decompressed. A file scipy refuses, a complex
     one, one holding a NUL byte or starting with a byte order mark, and one whose size line
-    asks for more rows than half of the machine's memory holds raise ``ArgumentError``
+    asks for more than half of the machine's memory (rows, entries, or the values of an
+    array file; checked on the header, before scipy allocates) raise ``ArgumentError``
     naming the file (and line where there is one). A last line without its newline is read
     (scipy's reader crashed on one that ended in a blank).
     """
