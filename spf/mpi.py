@@ -322,12 +322,15 @@ def scatter_csr(
     sp: Any = importlib.import_module("scipy.sparse")
     if not sp.issparse(matrix):
         raise ArgumentError(f"scatter_csr: expected a scipy.sparse matrix, got {type(matrix)}")
+    from spf.sparse_checks import check_structure
+
+    check_structure(matrix, "scatter_csr")  # indices scipy's constructors leave unchecked
     if np.dtype(index_dtype).kind not in "iu" or np.iscomplexobj(matrix.data[:0]):
         raise ArgumentError(
             f"scatter_csr: expected a real matrix and an integer index_dtype (int32 or "
             f"int64), got {matrix.dtype} and {index_dtype!r}"
         )
-    csr = sp.csr_array(matrix)
+    csr = sp.csr_array(matrix.astype(np.float64))  # before duplicates are summed (int8: -56)
     csr.sort_indices()
     n, m = csr.shape
     part, own = _partition(comm, n, owner)

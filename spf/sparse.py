@@ -12,10 +12,15 @@ the caller adds the dense operands (``x``, ``y``, ``B``, ...):
 >>> y
 array([1., 5.])
 
-Values become contiguous ``float64``; index arrays are ``int32`` unless ``index_dtype="int64"``
-is asked for (or a dimension or entry count does not fit in ``int32``, which picks
-``int64``). Duplicate entries are summed for CSR / CSC / BCSR (COO keeps them: the kernel
-accumulates anyway); explicitly stored zeros are kept. The input matrix is never modified.
+Values become contiguous ``float64`` (before duplicates are summed); index arrays are
+``int32`` unless ``index_dtype="int64"`` is asked for (or a dimension or entry count does
+not fit in ``int32``, which picks ``int64``). Duplicate entries are summed for CSR / CSC /
+BCSR (COO keeps them: the kernel accumulates anyway); explicitly stored zeros are kept.
+The input matrix is never modified. A scipy matrix whose index arrays are malformed (an
+index outside the matrix, a decreasing ``indptr``: scipy's constructors do not check) is
+refused with ``ArgumentError``, as are ELL / DIA / SELL arrays that would take more than
+half of the machine's memory (a matrix with a dense row); big-endian and float16 values
+are converted like any other numeric dtype.
 ``index_dtype`` takes any type spelling :mod:`spf.dtypes` accepts (``"int64"``,
 ``"int64_t"``, ``np.int64``). ``names={"rowptr": "rp", ...}`` renames the arguments for a
 Computation of your own whose data spaces and UFs are named otherwise (``"M": None`` leaves
@@ -35,6 +40,7 @@ import numpy as np
 
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, SpfError, ToolchainError
+from spf.sparse_checks import check_fits, check_rows_fit, check_structure, mtx_source
 
 __all__ = [
     "bcsr_args",
@@ -74,6 +80,13 @@ def _as_sparse(matrix: object, what: str) -> Any:
     m: Any
     if sparse.issparse(matrix):
         m = matrix
+        if len(m.shape) == 2:
+            check_structure(m, what)  # indices scipy's constructors leave unchecked
+        if m.dtype.kind not in "biufc":
+            raise ArgumentError(
+                f"{what}: values must be numbers (bool, int or float), got dtype {m.dtype}; "
+                "convert them, e.g. m.astype(np.float64)"
+            )
     else:
         if not isinstance(matrix, (np.ndarray, list, tuple)):
             raise ArgumentError(
@@ -94,11 +107,16 @@ def _as_sparse(matrix: object, what: str) -> Any:
                 f"{what}: values must be numbers (bool, int or float), got dtype {dense.dtype}; "
                 "convert them, e.g. np.asarray(matrix, dtype=np.float64)"
             )
+        if dense.dtype == np.float16 or not dense.dtype.isnative:  # scipy.sparse has neither
+            dense = dense.astype(np.float64 if dense.dtype == np.float16 else
+                                 dense.dtype.newbyteorder("="))  # fmt: skip
         m = sparse.csr_array(dense)
     if len(m.shape) != 2:
         raise ArgumentError(f"{what}: expected a 2-D matrix, got shape {m.shape}")
     if np.issubdtype(m.dtype, np.complexfloating):
         raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
+    if m.dtype != np.float64:  # before duplicates are summed: int8 100 + 100 is not -56;
+        m = m.astype(np.float64)  # big-endian ">f8" values, which scipy converts nowhere
     return m
 
 
@@ -391,6 +409,7 @@ def dia_args(
     diag = m.indices.astype(np.int64) - rows
     offsets, which = np.unique(diag, return_inverse=True)
     dtype = _index_dtype(index_dtype, max(n, cols, len(offsets) * max(n, 1)), "dia_args")
+    check_fits(len(offsets) * n * 8, "dia_args", f"{len(offsets)} diagonals of {n} values")
     values = np.zeros((len(offsets), n))
     values[which, rows] = m.data
     args = {"A": values, "offsets": _indices(offsets, dtype), "N": n, "M": cols, "ND": len(offsets)}
@@ -498,6 +517,7 @@ def ell_args(
     lengths = np.diff(m.indptr)
     width = int(lengths.max()) if n else 0
     dtype = _index_dtype(index_dtype, max(n, cols, n * width), "ell_args")
+    check_fits(n * width * (8 + dtype.itemsize), "ell_args", f"{n} rows padded to {width} slots")
     slot = np.arange(len(rows)) - m.indptr[rows]
     values = np.zeros((n, width))
     col = np.zeros((n, width), dtype=dtype)
@@ -545,6 +565,7 @@ array([1., 3., 2., 0.]))
     cs = np.concatenate(([0], np.cumsum(c * cl))).astype(np.int64)
     nv = int(cs[-1])
     dtype = _index_dtype(index_dtype, max(n, cols, nv), "sell_args")
+    check_fits(nv * (8 + dtype.itemsize), "sell_args", f"{nv} slots (padding included)")
     pos = iperm[rows]
     slot = cs[pos // c] + c * (np.arange(len(rows)) - m.indptr[rows]) + pos % c
     val = np.zeros(nv)
@@ -721,24 +742,58 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
     """Read a Matrix Market ``.mtx`` file as a canonical ``scipy.sparse.csr_array`` of float64.
 
     Symmetric / skew / Hermitian storage is expanded and pattern files get the value 1.0
-    (``scipy.io.mmread``); duplicates are summed and columns sorted.
+    (``scipy.io.mmread``); values become float64, then duplicates are summed and columns
+    sorted. ``.mtx.gz`` / ``.mtx.bz2`` files are decompressed. A file scipy refuses, a complex
+    one, one holding a NUL byte or starting with a byte order mark, and one whose size line
+    asks for more than half of the machine's memory (rows, entries, or the values of an
+    array file; checked on the header, before scipy allocates) raise ``ArgumentError``
+    naming the file (and line where there is one). A last line without its newline is read
+    (scipy's reader crashed on one that ended in a blank).
     """
     sparse = _scipy()
     io = _scipy("scipy.io")
-    if not os.path.isfile(path):
-        raise ArgumentError(f"read_matrix_market: no such file: {os.fspath(path)!r}")
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
+        raise ArgumentError(
+            f"read_matrix_market: expected the path of a .mtx file (a str or pathlib.Path), "
+            f"got {type(path).__name__}"
+        )
+    name = os.fspath(path)
+    if not os.path.isfile(name):
+        kind = "a directory" if os.path.isdir(name) else "not a regular file"
+        raise ArgumentError(
+            f"read_matrix_market: {name!r} is {kind}; give a .mtx file"
+            if os.path.exists(name)
+            else f"read_matrix_market: no such file: {name!r}"
+        )
+    source = mtx_source(name, "read_matrix_market")  # bytes that crash scipy's reader
     try:
+        rows, cols, entries, layout, _, _ = io.mminfo(source)  # sizes before reading
+        if not isinstance(source, str):
+            source.seek(0)
+        check_rows_fit(int(rows), name, "read_matrix_market")
+        if layout == "coordinate":  # int64 row and column, a double each
+            check_fits(int(entries) * 24, "read_matrix_market",
+                       f"{name!r}: the {entries} entries of the size line",
+                       "check the size line")  # fmt: skip
+        else:  # scipy allocates the dense matrix first
+            check_fits(int(rows) * int(cols) * 8, "read_matrix_market",
+                       f"{name!r}: {rows} x {cols} dense values (an array file)",
+                       "check the size line, or store the matrix as a coordinate file")  # fmt: skip
         try:  # scipy >= 1.15: a sparse array (1.18 warns when spmatrix= is left out)
-            raw = io.mmread(os.fspath(path), spmatrix=False)
+            raw = io.mmread(source, spmatrix=False)
         except TypeError:
-            raw = io.mmread(os.fspath(path))
-    except (ValueError, OSError, OverflowError) as err:  # OverflowError: a value too large
-        raise ArgumentError(f"read_matrix_market: cannot read {os.fspath(path)!r}: {err}") from err
+            raw = io.mmread(source)
+    except (ValueError, OSError, OverflowError, EOFError) as err:  # Overflow: a value too large
+        raise ArgumentError(f"read_matrix_market: cannot read {name!r}: {err}") from err
     if not sparse.issparse(raw):
         raw = sparse.coo_array(np.asarray(raw))
     if np.iscomplexobj(raw.data):
-        raise ArgumentError(f"read_matrix_market: {os.fspath(path)!r} holds complex values")
-    m = sparse.csr_array(raw, dtype=np.float64)
+        raise ArgumentError(
+            f"read_matrix_market: {name!r} holds complex values; spf's kernels use double: "
+            "give a real, integer or pattern file"
+        )
+    values = np.asarray(raw.data, dtype=np.float64)  # float64 before duplicates are summed
+    m = sparse.csr_array(sparse.coo_array((values, (raw.row, raw.col)), shape=raw.shape))
     m.sum_duplicates()
     m.sort_indices()
     return m
@@ -771,11 +826,27 @@ def poisson2d(n: int) -> Any:
 
 
 # ====================================================================================== tensors
+def _array(value: object, what: str, name: str) -> np.ndarray[Any, Any]:
+    """``np.asarray(value)``; a ragged list raises ``ArgumentError`` naming ``name``."""
+    try:
+        return np.asarray(value)
+    except ValueError as err:
+        raise ArgumentError(
+            f"{what}: cannot read {name} as an array ({err}); pass equal-length sequences"
+        ) from None
+
+
 def _tensor_values(values: object, what: str) -> np.ndarray[Any, np.dtype[np.float64]]:
     """``values`` as a 1-d float64 array; complex values refused as :func:`csr_args` does."""
-    if np.iscomplexobj(np.asarray(values)):
+    raw = _array(values, what, "values")
+    if np.iscomplexobj(raw):
         raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
-    vals = _values(values)
+    if raw.dtype.kind not in "biuf":  # strings, None (read as NaN), dates
+        raise ArgumentError(
+            f"{what}: values must be numbers (bool, int or float), got dtype {raw.dtype}; "
+            "convert them, e.g. np.asarray(values, dtype=np.float64)"
+        )
+    vals = _values(raw)
     if vals.ndim != 1:
         raise ArgumentError(f"{what}: values must be 1-d, got shape {vals.shape}")
     return vals
@@ -794,7 +865,7 @@ def _tensor_entries(
         dims.append(int(d))
     order = len(dims)
     vals = _tensor_values(values, what)
-    c = np.asarray(coords)
+    c = _array(coords, what, "coords")
     if c.size == 0:
         c = np.zeros((order, 0), dtype=np.int64)
     if c.ndim != 2 or order not in c.shape:
@@ -808,8 +879,7 @@ def _tensor_entries(
         raise ArgumentError(f"{what}: coords must be integers, got {c.dtype}")
     if c.shape[1] != len(vals):
         raise ArgumentError(f"{what}: {c.shape[1]} coordinates but {len(vals)} values")
-    c = c.astype(np.int64)
-    for d in range(order):
+    for d in range(order):  # on the given dtype: a uint64 beyond int64 would wrap
         bad = np.nonzero((c[d] < 0) | (c[d] >= dims[d]))[0]
         if bad.size:
             k = int(bad[0])
@@ -817,7 +887,7 @@ def _tensor_entries(
                 f"{what}: entry {k} has coordinate {int(c[d, k])} in dimension {d + 1}, outside "
                 f"0..{dims[d] - 1}"
             )
-    return c, vals, tuple(dims)
+    return c.astype(np.int64), vals, tuple(dims)
 
 
 def csf_args(

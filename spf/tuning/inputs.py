@@ -39,6 +39,22 @@ def _triangular(matrix: Any) -> Any:
     return out
 
 
+def _declared_index_dtype(comp: Computation) -> str | None:
+    """``"int64"`` when an index array of ``comp`` is declared 64-bit (a C file's ``long *``),
+    else None (int32, or int64 where the matrix needs it): the compiled kernel takes index
+    arrays of the declared dtype only, and ``--matrix`` leaves no way to convert them."""
+    from spf.dtypes import numpy_name
+    from spf.errors import SpfError
+
+    names = set()
+    for uf in comp.ufs.values():
+        try:
+            names.add(numpy_name(uf.dtype, what=f"UF {uf.name!r}"))
+        except SpfError:
+            continue
+    return "int64" if "int64" in names else None
+
+
 def matrix_args(comp: Computation, matrix: Any) -> dict[str, Any]:
     """The index arrays, values and sizes of ``matrix`` under ``comp``'s names."""
     from spf import sparse
@@ -51,7 +67,8 @@ def matrix_args(comp: Computation, matrix: Any) -> dict[str, Any]:
         )
     if comp.name.startswith("sptrsv"):
         matrix = _triangular(matrix)
-    args = {"csr": sparse.csr_args, "csc": sparse.csc_args, "coo": sparse.coo_args}[fmt](matrix)
+    build = {"csr": sparse.csr_args, "csc": sparse.csc_args, "coo": sparse.coo_args}[fmt]
+    args = build(matrix, _declared_index_dtype(comp))
     values = [
         n
         for n, ds in comp.data_spaces.items()

@@ -36,7 +36,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "spf._cachedir",
         "spf._scalars",
     ),
-    ("spf.sparse", "spf.memory", "spf.mpi", "spf.mpi_formats"),  # helpers on numpy / processes
+    (
+        "spf.sparse",
+        "spf.sparse_checks",
+        "spf.memory",
+        "spf.mpi",
+        "spf.mpi_formats",
+    ),  # helpers on numpy / processes
     ("spf.sets",),
     ("spf.schedule",),
     ("spf.ir",),  # the frozen IR: values over sets and commands
