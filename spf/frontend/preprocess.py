@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from spf.errors import ParseError
+from spf.frontend.std_constants import STANDARD_CONSTANTS
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(\w*)(.*)")
@@ -40,8 +41,11 @@ _BUILTIN = {
     **{n: Macro(n, None, "inline") for n in ("__inline", "__inline__")},
     "__const": Macro("__const", None, "const"),
     "__attribute__": Macro("__attribute__", ("x",), ""),
+    **{n: Macro(n, None, v) for n, v in STANDARD_CONSTANTS.items()},
 }
-"""GCC spellings pycparser does not know, mapped to C99 (``__attribute__((...))`` dropped)."""
+"""GCC spellings pycparser does not know, mapped to C99 (``__attribute__((...))`` dropped),
+and the constants of ``<math.h>``, ``<float.h>``, ``<limits.h>``
+(:mod:`spf.frontend.std_constants`)."""
 BUILTIN_MACROS = frozenset(_BUILTIN)
 
 

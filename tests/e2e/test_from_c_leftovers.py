@@ -1,0 +1,109 @@
+"""C as numerical code writes it, imported and run against gcc's build of the same C: the
+standard constants of the headers, early-exit guards, ``const`` declarations with values,
+narrow loop counters, variadic macros and token pasting."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+import spf
+from spf.frontend.std_constants import STANDARD_CONSTANTS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+
+FLAGS = ["-O2", "-ffp-contract=off"]
+
+
+def _gcc(text: str, function: str, call: list[Any], tmp: Path) -> None:
+    """Compile ``text`` with gcc and call ``function`` with the ctypes values ``call``."""
+    c_file = tmp / f"{function}_gcc.c"
+    c_file.write_text(text)
+    lib = tmp / f"lib{function}_gcc.so"
+    subprocess.run(["gcc", *FLAGS, "-std=c99", "-shared", "-fPIC", str(c_file), "-o", str(lib),
+                    "-lm"], check=True, capture_output=True)  # fmt: skip
+    fn = getattr(ctypes.CDLL(str(lib)), function)
+    fn.restype = None
+    fn(*call)
+
+
+def _ptr(a: np.ndarray) -> ctypes.c_void_p:
+    return ctypes.c_void_p(a.ctypes.data)
+
+
+def test_standard_constants_have_gccs_values(tmp_path: Path) -> None:
+    """Each constant spf substitutes is, read by gcc as spf writes it, the value the
+    header gives (bitwise for the floating ones)."""
+    names = sorted(STANDARD_CONSTANTS)
+    lines = [
+        "#define _GNU_SOURCE",
+        "#include <math.h>",
+        "#include <float.h>",
+        "#include <limits.h>",
+        "#include <stdio.h>",
+        "#include <string.h>",
+        "static void show(const char *n, long double h, long double s, int same_type) {",
+        '  printf("%s %d %d\\n", n, h == s, same_type);',
+        "}",
+        "int main(void) {",
+    ]
+    for n in names:
+        lit = STANDARD_CONSTANTS[n]
+        same = f"sizeof({n}) == sizeof({lit}) && ((__typeof__({n}))-1 < 0) == ((__typeof__({lit}))-1 < 0)"
+        lines.append(f'  show("{n}", (long double)({n}), (long double)({lit}), {same});')
+    lines += ["  return 0;", "}"]
+    src = tmp_path / "consts.c"
+    src.write_text("\n".join(lines))
+    exe = tmp_path / "consts"
+    subprocess.run(["gcc", "-std=gnu99", str(src), "-o", str(exe), "-lm"], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    rows = {r.split()[0]: r.split()[1:] for r in out.splitlines()}
+    assert sorted(rows) == names
+    for n, (equal, same_type) in rows.items():
+        if n.startswith("M_"):
+            # glibc's M_ values are double literals too, with the same digits
+            assert equal == "1", n
+        else:
+            assert (equal, same_type) == ("1", "1"), n
+
+
+def test_header_constants_import_and_match_gcc(tmp_path: Path) -> None:
+    c = """
+#define _GNU_SOURCE
+#include <math.h>
+#include <float.h>
+#include <limits.h>
+void clampscale(int n, double x[n], double lo[1], int k[n]) {
+  lo[0] = DBL_MAX;
+  for (int i = 0; i < n; i++) {
+    x[i] = M_PI * x[i] + DBL_EPSILON;
+    if (x[i] < lo[0]) lo[0] = x[i];
+    k[i] = i < 3 ? INT_MAX : INT_MIN;
+  }
+}
+"""
+    comp = spf.from_c(c)
+    x = np.linspace(-1.0, 1.0, 7)
+    want = {"x": x.copy(), "lo": np.zeros(1), "k": np.zeros(7, dtype=np.int32)}
+    got = {k: v.copy() for k, v in want.items()}
+    _gcc(c, "clampscale", [ctypes.c_int(7), *(_ptr(want[n]) for n in ("x", "lo", "k"))], tmp_path)
+    comp.compile(cflags=FLAGS)(n=7, **got)
+    for n in want:
+        assert got[n].tobytes() == want[n].tobytes(), n
+    assert want["lo"][0] < 0
+    assert want["k"][0] == 2**31 - 1
+
+
+def test_a_define_of_the_source_replaces_a_standard_constant() -> None:
+    comp = spf.from_c("""
+#define M_PI 3.0
+void f(int n, double x[n]) { for (int i = 0; i < n; i++) x[i] = M_PI; }""")
+    assert comp.stmts[0].source == "$x$(i) = 3.0;"
