@@ -12,6 +12,7 @@ from spf.frontend.cparse import c_ast, c_integer, nodes
 from spf.frontend.exprs import NotAffineError, Scope, Tree
 from spf.frontend.increments import increment
 from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
+from spf.frontend.narrow import narrow_counter
 from spf.frontend.not_equal import as_ordered
 from spf.frontend.pointers import PointerAlias, bind
 from spf.frontend.rewrite import c_name, located
@@ -362,6 +363,7 @@ class Walker:
         conds: list[Cond] = [start]
         s.conds = domain_text([*ctx.conds, start])  # the bounds' proofs know where it starts
         conds.extend(self._bounds(node, it, step, s, (start, symbolic is None)))
+        narrow_counter(s, node, it, (step, symbolic), [*ctx.conds, *conds])
         if abs(step) > 1:
             if not isinstance(start, Cmp):
                 raise self.fail(

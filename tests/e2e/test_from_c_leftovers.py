@@ -107,3 +107,36 @@ def test_a_define_of_the_source_replaces_a_standard_constant() -> None:
 #define M_PI 3.0
 void f(int n, double x[n]) { for (int i = 0; i < n; i++) x[i] = M_PI; }""")
     assert comp.stmts[0].source == "$x$(i) = 3.0;"
+
+
+@pytest.mark.parametrize("ctype", ["unsigned char", "unsigned short", "short", "char"])
+def test_a_narrow_counter_that_may_wrap_is_refused_saying_so(ctype: str) -> None:
+    """Before: ``unsigned char`` (and ``char``, ``short``) read as the range ``0 <= i < n``,
+    a kernel that ends where the C loops forever for ``n > 255``; ``unsigned short`` was an
+    unsupported type."""
+    c = f"void f(int n, double x[n]) {{ for ({ctype} i = 0; i < n; i++) x[i] = 1.0; }}"
+    with pytest.raises(spf.ParseError, match=r"loop variable 'i' is .*wraps it to .* never ends"):
+        spf.from_c(c)
+
+
+@pytest.mark.parametrize("ctype", ["unsigned char", "unsigned short", "short int", "signed char"])
+def test_a_narrow_counter_within_its_type_imports_and_matches_gcc(
+    ctype: str, tmp_path: Path
+) -> None:
+    c = f"""
+void f(double x[127]) {{
+  for ({ctype} i = 0; i < 125; i += 2) x[i] = 2.0 * x[i] + i;
+  for ({ctype} j = 126; j > 0; j--) x[j] -= x[j - 1];
+}}"""
+    comp = spf.from_c(c)
+    want = np.linspace(0.0, 1.0, 127)
+    got = want.copy()
+    _gcc(c, "f", [_ptr(want)], tmp_path)
+    comp.compile(cflags=FLAGS)(x=got)
+    assert got.tobytes() == want.tobytes()
+    downward = f"void g(double x[9]) {{ for ({ctype} i = 8; i >= 0; i--) x[i] = 1.0; }}"
+    if ctype.startswith("unsigned"):  # i >= 0 always holds: C loops forever
+        with pytest.raises(spf.ParseError, match="wraps it to"):
+            spf.from_c(downward)
+    else:
+        spf.from_c(downward)
