@@ -1,7 +1,8 @@
 """The small C preprocessor in front of pycparser (docs/import_c.md).
 
 Comments are blanked; ``#include``, ``#pragma`` and ``#line`` lines are dropped; ``#define``
-and ``#undef`` are honoured (object-like and function-like macros, expanded recursively);
+and ``#undef`` are honoured (object-like, function-like and variadic macros, ``#`` and ``##``,
+expanded recursively as cpp does);
 ``#ifdef``/``#ifndef``/``#if <integer>``/``#else``/``#endif`` select lines; GCC's
 ``__restrict__``, ``__inline__`` and ``__attribute__((...))`` become C99 (or nothing). A
 function-like macro whose body picks the smaller (larger) of its two arguments with ``?:``
@@ -34,6 +35,9 @@ class Macro:
     params: tuple[str, ...] | None
     body: str
     written: str | None = None  # the body as written, where ``body`` is a min/max rewrite
+    variadic: bool = (
+        False  # the last parameter (``__VA_ARGS__`` or GNU's ``args...``) takes the rest
+    )
 
 
 _BUILTIN = {
@@ -167,13 +171,26 @@ class _Expander:
                 self.macros[name] = Macro(name, None, body)
             return
         params = tuple(p.strip() for p in m.group(3).split(",") if p.strip())
+        variadic = bool(params) and params[-1].endswith("...")
+        if variadic:  # LOG(...) names the rest __VA_ARGS__; GNU's LOG(args...) names it args
+            params = (*params[:-1], params[-1][:-3].strip() or "__VA_ARGS__")
         if any(not _IDENT.fullmatch(p) for p in params):
-            raise self.fail(f"#define {name}: macro parameters must be names", at)
-        picked = _min_max(params, body)
+            raise self.fail(
+                f"#define {name}: macro parameters must be names (or a final '...')", at
+            )
+        picked = None if variadic else _min_max(params, body)
         if picked is not None:
             self.macros[name] = Macro(name, params, f"{picked}({params[0]}, {params[1]})", body)
             return
-        self.macros[name] = Macro(name, params, body)
+        if re.match(r"\s*##", body) or re.search(r"##\s*$", body):
+            raise self.fail(f"#define {name}: '##' cannot be at either end of a macro body", at)
+        toks = [t for t in _TOKEN.findall(body) if not t.isspace()]
+        for k, tok in enumerate(toks):
+            if tok == "#" and (k + 1 == len(toks) or toks[k + 1] not in params):
+                raise self.fail(
+                    f"#define {name}: '#' must be followed by a parameter of the macro", at
+                )
+        self.macros[name] = Macro(name, params, body, variadic=variadic)
 
     def expand(
         self, text: str, origin: list[int], depth: int, active: frozenset[str]
@@ -185,6 +202,13 @@ class _Expander:
         org: list[int] = []
         k = 0
         while k < len(text):
+            if text[k] in "\"'":  # a string or character literal: no macro inside
+                close = _TOKEN.match(text, k)
+                stop = close.end() if close is not None else k + 1
+                out.append(text[k:stop])
+                org.extend(origin[k:stop])
+                k = stop
+                continue
             m = _IDENT.match(text, k)
             if m is None or (k > 0 and (text[k - 1].isalnum() or text[k - 1] in "_.")):
                 if m is not None:
@@ -216,15 +240,17 @@ class _Expander:
                     k = end
                     continue
                 args, end = self.arguments(text, j, at)
-                if len(args) != len(macro.params) and not (macro.params == () and args == [""]):
-                    raise self.fail(
-                        f"macro {name} takes {len(macro.params)} argument(s), got {len(args)}",
-                        at,
-                    )
+                args = self.arity(macro, args, at)
                 # as C does: each argument is macro-expanded on its own first (so ADD(ADD(a,
-                # b), c) expands the inner ADD), then substituted and the result rescanned
-                args = [self.expand(a, [at] * len(a), depth + 1, active)[0] for a in args]
-                body = self.substitute(macro, args)
+                # b), c) expands the inner ADD), except where # or ## takes it as written;
+                # then substituted and the result rescanned
+                expanded = [self.expand(a, [at] * len(a), depth + 1, active)[0] for a in args]
+                if "#" in body:
+                    body = self.substitute_tokens(macro, expanded, args)
+                else:
+                    body = self.substitute(macro, expanded)
+            elif "##" in body:
+                body = self.substitute_tokens(macro, [], [])
             sub, sub_org = self.expand(body, [at] * len(body), depth + 1, active | {name})
             # spaces around the expansion, as cpp keeps tokens apart: i-OFF with OFF -1 is
             # i - -1, not i--1
@@ -236,14 +262,36 @@ class _Expander:
             k = end
         return "".join(out), org
 
+    def arity(self, macro: Macro, args: list[str], at: int) -> list[str]:
+        """``args`` as many as ``macro`` has parameters: a variadic macro's extra ones joined
+        as its last (``LOG("%d", i)`` of ``LOG(...)``: ``__VA_ARGS__`` is ``"%d", i``)."""
+        params = macro.params or ()
+        if params == () and args == [""]:
+            return []
+        if macro.variadic:
+            named = len(params) - 1
+            if len(args) >= named:
+                return [*args[:named], ", ".join(args[named:])]
+        elif len(args) == len(params):
+            return args
+        least = f"at least {len(params) - 1}" if macro.variadic else str(len(params))
+        raise self.fail(f"macro {macro.name} takes {least} argument(s), got {len(args)}", at)
+
     def arguments(self, text: str, start: int, at: int) -> tuple[list[str], int]:
-        """The comma-separated arguments of the call whose ``(`` is at ``start``."""
+        """The comma-separated arguments of the call whose ``(`` is at ``start`` (a comma
+        inside brackets or a string or character literal separates none)."""
         depth = 0
         args: list[str] = []
         cur: list[str] = []
+        quote = ""
         for j in range(start, len(text)):
             ch = text[j]
-            if ch == "(":
+            if quote:
+                if ch == quote and text[j - 1] != "\\":
+                    quote = ""
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "(":
                 depth += 1
                 if depth == 1:
                     continue
@@ -258,6 +306,56 @@ class _Expander:
                 continue
             cur.append(ch)
         raise self.fail("unclosed '(' in a macro call", at)
+
+    def substitute_tokens(self, macro: Macro, expanded: list[str], raw: list[str]) -> str:
+        """The body of a macro with ``#`` or ``##``, as cpp substitutes it: ``#p`` is the
+        argument as written in a string literal, ``a ## b`` pastes the two tokens into one
+        (an argument next to ``##`` as written, not expanded), GNU's ``, ## __VA_ARGS__``
+        drops the comma when there are no variable arguments."""
+        params = macro.params or ()
+        table = dict(zip(params, expanded, strict=False))
+        written = dict(zip(params, raw, strict=False))
+        toks = _TOKEN.findall(macro.body)
+        solid = [k for k, t in enumerate(toks) if not t.isspace()]
+
+        def near(k: int, step: int) -> str:
+            at = solid.index(k) + step
+            return toks[solid[at]] if 0 <= at < len(solid) else ""
+
+        out: list[str] = []
+        paste = False
+        skip = -1
+        for k, tok in enumerate(toks):
+            if k <= skip or (tok.isspace() and (paste or near_paste(toks, k))):
+                continue
+            if tok == "##":
+                while out and out[-1].isspace():
+                    out.pop()
+                paste = True
+                continue
+            if tok == "#" and macro.params is not None and near(k, 1) in table:
+                name = near(k, 1)
+                skip = solid[solid.index(k) + 1]
+                text = " ".join(written[name].split())
+                piece = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            elif tok in table:
+                pasted = "##" in (near(k, -1), near(k, 1))
+                piece = written[tok] if pasted else table[tok]
+                gnu_comma = paste and out and out[-1] == ","
+                if pasted and macro.variadic and tok == params[-1] and not piece and gnu_comma:
+                    out.pop()  # GNU: , ## __VA_ARGS__ with no variable arguments
+                    paste = False
+                    continue
+            else:
+                piece = tok
+            if paste and out:
+                out[-1] += piece
+            else:
+                if out and piece and _joins(out[-1][-1:], piece[:1]) and not tok.isspace():
+                    out.append(" ")
+                out.append(piece)
+            paste = False
+        return "".join(out)
 
     @staticmethod
     def substitute(macro: Macro, args: list[str]) -> str:
@@ -280,6 +378,17 @@ class _Expander:
             # logical, bitwise or ?: operator may group otherwise in the body as written
             return _IDENT.sub(one, macro.written)
         return _IDENT.sub(one, macro.body)
+
+
+_TOKEN = re.compile(
+    r"""##|#|[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|[\w.])*|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|\s+|."""
+)
+"""The preprocessing tokens of a macro body (pp-numbers, string and character literals)."""
+
+
+def near_paste(toks: list[str], k: int) -> bool:
+    """Whether whitespace token ``k`` stands next to a ``##`` (pasting drops it)."""
+    return (k > 0 and toks[k - 1] == "##") or (k + 1 < len(toks) and toks[k + 1] == "##")
 
 
 def _directive(exp: _Expander, word: str, rest: str, at: int, live: list[bool]) -> None:

@@ -140,3 +140,24 @@ void f(double x[127]) {{
             spf.from_c(downward)
     else:
         spf.from_c(downward)
+
+
+def test_variadic_and_pasting_macros_import_and_match_gcc(tmp_path: Path) -> None:
+    c = """
+#define LOG(...)
+#define AT(arr, ...) arr[__VA_ARGS__]
+#define COL(k) x##k
+void f(int n, double x0[n], double x1[n]) {
+  for (int i = 0; i < n; i++) {
+    LOG("row %d, of %d", i, n);
+    AT(COL(1), i) += 2.0 * COL(0)[i];
+  }
+}
+"""
+    comp = spf.from_c(c)
+    want = {"x0": np.linspace(0.0, 1.0, 5), "x1": np.ones(5)}
+    got = {k: v.copy() for k, v in want.items()}
+    _gcc(c, "f", [ctypes.c_int(5), _ptr(want["x0"]), _ptr(want["x1"])], tmp_path)
+    comp.compile(cflags=FLAGS)(n=5, **got)
+    assert got["x1"].tobytes() == want["x1"].tobytes()
+    assert not np.array_equal(want["x1"], np.ones(5))

@@ -96,3 +96,41 @@ def test_offsets_map_back_to_the_source() -> None:
 def test_bad_directives_are_parse_errors(src: str, words: str) -> None:
     with pytest.raises(ParseError, match=words.replace("(", r"\(").replace(")", r"\)")):
         preprocess(src)
+
+
+@pytest.mark.parametrize(
+    ("source", "want"),
+    [
+        ('#define LOG(...)\nLOG("x, y", i); a;', "; a;"),
+        ("#define CALL(f, ...) f(__VA_ARGS__)\nCALL(g, 1, 2); CALL(h);", "g(1, 2); h();"),
+        ('#define E(fmt, ...) p(fmt, ## __VA_ARGS__)\nE("a"); E("b", 3);', 'p("a"); p("b",3);'),
+        ("#define G(fmt, args...) p(fmt, args)\nG(1, 2, 3);", "p(1, 2, 3);"),
+        ("#define X(k) x##k\nX(1)[i] = X(_b);", "x1[i] = x_b;"),
+        (
+            "#define N 4\n#define CAT(a, b) a ## b\n#define XCAT(a, b) CAT(a, b)\n"
+            "CAT(N, 2); XCAT(N, 2);",
+            "N2; 42;",
+        ),
+        ("#define AB a ## b\nAB;", "ab;"),
+        ('#define S(x) #x\nS(a  +  "q"); S(N);', '"a + \\"q\\""; "N";'),
+        ('#define N 3\n#define F(x) "N" x\nF(N);', '"N" 3;'),
+    ],
+)
+def test_variadic_macros_pasting_and_stringizing_expand_as_cpp_does(source: str, want: str) -> None:
+    """Before: '#define LOG(...)' was 'macro parameters must be names' and 'x##k' a C
+    syntax error at the call."""
+    assert preprocess(source).text.split("\n")[-1] == want
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("#define B(x) #y\n", "'#' must be followed by a parameter of the macro"),
+        ("#define B(x) ## x\n", "'##' cannot be at either end of a macro body"),
+        ("#define B(x, ..., y) x\n", r"macro parameters must be names \(or a final '...'\)"),
+        ("#define V(a, b, ...) a\nV(1);", r"macro V takes at least 2 argument\(s\), got 1"),
+    ],
+)
+def test_malformed_variadic_or_pasting_macros_are_named(source: str, message: str) -> None:
+    with pytest.raises(ParseError, match=message):
+        preprocess(source)
