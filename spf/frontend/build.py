@@ -15,6 +15,7 @@ from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var, integer_scalars, is_integer
 from spf.frontend.do_once import lower_do_once
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.guards import lower_early_returns
 from spf.frontend.increments import candidates, split_increments
 from spf.frontend.induction import Inductions
 from spf.frontend.inline import inline_calls
@@ -94,6 +95,7 @@ def translate(
         raise
     fn = function(src, function_name)
     lower_do_once(src)
+    lower_early_returns(src)
     inline_calls(src, fn)
     rename_shadowing_locals(src.ast, fn)
     lower_switches(src, fn.body)

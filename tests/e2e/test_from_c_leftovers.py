@@ -161,3 +161,50 @@ void f(int n, double x0[n], double x1[n]) {
     comp.compile(cflags=FLAGS)(n=5, **got)
     assert got["x1"].tobytes() == want["x1"].tobytes()
     assert not np.array_equal(want["x1"], np.ones(5))
+
+
+GUARDED = """
+void f(int n, int m, double alpha, double x[n], double y[2]) {
+  if (n <= 0) return;
+  if (m < 2 || m > 8) { return; }
+  y[0] = m;
+  if (alpha == 0.0) return;
+  for (int i = 0; i < n; i++)
+    x[i] *= alpha;
+  y[1] = alpha;
+  return;
+}
+"""
+
+
+@pytest.mark.parametrize(("n", "m", "alpha"), [(5, 3, 2.0), (0, 3, 2.0), (5, 9, 2.0), (5, 3, 0.0)])
+def test_early_return_guards_import_and_match_gcc(
+    n: int, m: int, alpha: float, tmp_path: Path
+) -> None:
+    """Before: 'an early return cannot be represented'. A statement after the guard, outside
+    the loops, runs only where the guard does not hold."""
+    comp = spf.from_c(GUARDED)
+    assert comp.stmts[0].domain.is_subset(spf.Set("{[]: n >= 1 && 2 <= m <= 8}"))
+    x = np.arange(1.0, 6.0)[: max(n, 0)] if n > 0 else np.zeros(0)
+    want = {"x": x.copy(), "y": np.full(2, -1.0)}
+    got = {k: v.copy() for k, v in want.items()}
+    call = [ctypes.c_int(n), ctypes.c_int(m), ctypes.c_double(alpha), _ptr(want["x"])]
+    _gcc(GUARDED, "f", [*call, _ptr(want["y"])], tmp_path)
+    comp.compile(cflags=FLAGS)(n=n, m=m, alpha=alpha, **got)
+    for k in want:
+        assert got[k].tobytes() == want[k].tobytes(), k
+
+
+@pytest.mark.parametrize(
+    ("guard", "reads"),
+    [
+        ("if (x[0] < 0.0) return;", "an array element"),
+        ("n = n - 1; if (n <= 0) return;", "parameter 'n', which the function assigns"),
+    ],
+)
+def test_an_early_return_on_other_than_parameters_is_refused_saying_how(
+    guard: str, reads: str
+) -> None:
+    c = f"void f(int n, double x[n]) {{ {guard} for (int i = 0; i < n; i++) x[i] = 1.0; }}"
+    with pytest.raises(spf.ParseError, match=rf"condition reads {reads}.*if \(!\(<condition>\)\)"):
+        spf.from_c(c)
