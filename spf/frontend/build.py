@@ -15,6 +15,7 @@ from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var, integer_scalars, is_integer
 from spf.frontend.do_once import lower_do_once
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.file_consts import substitute_file_constants
 from spf.frontend.guards import lower_early_returns
 from spf.frontend.increments import candidates, split_increments
 from spf.frontend.induction import Inductions
@@ -93,6 +94,7 @@ def translate(
                 f"from_c: there is no file {text.strip()!r}, so it was read as C text: {detail}"
             ) from None
         raise
+    substitute_file_constants(src)
     fn = function(src, function_name)
     lower_do_once(src)
     lower_early_returns(src)

@@ -208,3 +208,53 @@ def test_an_early_return_on_other_than_parameters_is_refused_saying_how(
     c = f"void f(int n, double x[n]) {{ {guard} for (int i = 0; i < n; i++) x[i] = 1.0; }}"
     with pytest.raises(spf.ParseError, match=rf"condition reads {reads}.*if \(!\(<condition>\)\)"):
         spf.from_c(c)
+
+
+CONSTANTS = """
+static const int N = 6;
+static const long BIG = 3000000000;
+static const unsigned U = 7;
+static const unsigned char WRAPPED = 300;
+static const int LO = -5;
+static const int M = N * 2 - 1;
+const double HALF = 0.5;
+static const float TENTH = 0.1;
+void f(double x[M], long y[3], float z[N]) {
+  double t[N];
+  for (int i = 0; i < N; i++) {
+    t[i] = HALF * x[i] + LO;
+    z[i] = TENTH * z[i];
+  }
+  for (int i = N; i < M; i++)
+    x[i] = t[i - N] * WRAPPED;
+  y[0] = BIG * 3;
+  y[1] = -U;
+  y[2] = M;
+}
+"""
+
+
+def test_file_scope_constants_take_their_values_and_match_gcc(tmp_path: Path) -> None:
+    """Before: each was a kernel argument (N symbolic, HALF a double parameter), the
+    initializer not applied."""
+    comp = spf.from_c(CONSTANTS)
+    assert not comp.params
+    assert comp.data_spaces["x"].shape == (11,)
+    want = {
+        "x": np.linspace(0.0, 1.0, 11),
+        "y": np.zeros(3, dtype=np.int64),
+        "z": np.linspace(1.0, 2.0, 6, dtype=np.float32),
+    }
+    got = {k: v.copy() for k, v in want.items()}
+    _gcc(CONSTANTS, "f", [_ptr(want[k]) for k in ("x", "y", "z")], tmp_path)
+    comp.compile(cflags=FLAGS)(**got)
+    for k in want:
+        assert got[k].tobytes() == want[k].tobytes(), k
+    assert want["y"].tolist() == [9000000000, 2**32 - 7, 11]
+
+
+def test_a_parameter_hides_a_file_scope_constant_of_its_name() -> None:
+    comp = spf.from_c("""
+static const int N = 64;
+void f(int N, double x[N]) { for (int i = 0; i < N; i++) x[i] = 1.0; }""")
+    assert set(comp.params) == {"N"}
