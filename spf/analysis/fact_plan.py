@@ -15,6 +15,9 @@ A fact ``forall vars: premise => conclusion`` is checked on the points of its *c
   reads (the point determines the argument of one of its UF calls), so it costs about as
   much as reading that array; otherwise (two free positions in one row, a pair of rows ...)
   it is superlinear, and a kernel verifies it once per content of the arrays it reads.
+* :func:`~spf.analysis.injective.injective_form`: a UF one-to-one over an interval
+  (``0 <= t1 < t2 < N => perm(t1) != perm(t2)``), a fact over pairs, is checked in one pass
+  marking the values seen (:attr:`FactPlan.injective`): linear, not quadratic.
 * :func:`in_loop_checks`: a fact whose every point is an instance of some statement of the
   kernel (through a renaming of its variables to the statement's) is checked where those
   statements run, on the index values the loops load anyway (:mod:`spf.codegen.arg_checks`
@@ -33,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from spf.analysis.injective import Injective, injective_form
 from spf.errors import SpfError
 from spf.sets import Set, affine
 from spf.sets.affine import Aff, Atom, Call, Sym
@@ -651,9 +655,13 @@ class _Linearity:
     compile, whose facts are checked in the loops). Shared by the copies of a plan
     (:func:`_implied_plan`)."""
 
-    def __init__(self, domain: Set, terms: Terms, facts: Sequence[Fact]) -> None:
+    def __init__(
+        self, domain: Set, terms: Terms, facts: Sequence[Fact], *, known: bool | None = None
+    ) -> None:
         self._args: tuple[Set, Terms, tuple[Fact, ...]] | None = (domain, terms, tuple(facts))
         self._value = False
+        if known is not None:  # decided without the proof (an injectivity fact)
+            self._args, self._value = None, known
 
     def value(self) -> bool:
         """The verdict (computed once; the arguments are dropped then)."""
@@ -668,7 +676,9 @@ class FactPlan:
     """How fact number ``number`` is verified: ``checked`` is what the check loops test
     (``fact`` itself, or its :class:`Adjacent` form); :attr:`linear`: see :func:`is_linear`;
     ``implied_by``: the numbers of the facts that imply it (it is then not checked at all,
-    :mod:`spf.analysis.fact_prover`), empty when it is checked."""
+    :mod:`spf.analysis.fact_prover`), empty when it is checked; ``injective``: what the fact
+    says when it is a UF one-to-one over an interval (:mod:`spf.analysis.injective`: checked
+    in one pass marking the values seen, so :attr:`linear`)."""
 
     number: int
     fact: Fact
@@ -676,6 +686,7 @@ class FactPlan:
     adjacent: Adjacent | None
     linearity: _Linearity = field(compare=False, repr=False)
     implied_by: tuple[int, ...] = ()
+    injective: Injective | None = None
 
     @property
     def linear(self) -> bool:
@@ -732,11 +743,14 @@ def _plan_fact(
     found = _PLANS.get(key)
     if found is None:
         f = facts[n]
-        adj = adjacent_form(f, ufs, constants)
+        one_to_one = injective_form(f, ufs)
+        adj = adjacent_form(f, ufs, constants) if one_to_one is None else None
         checked = adj.fact if adj is not None else f
         domain = check_domain(checked, ufs)
         terms = conjunction(checked.conclusion) or ()
-        plan = FactPlan(n, f, checked, adj, _Linearity(domain, terms, facts[:n]))
+        known = True if one_to_one is not None else None
+        linearity = _Linearity(domain, terms, facts[:n], known=known)
+        plan = FactPlan(n, f, checked, adj, linearity, injective=one_to_one)
         found = _PLANS.put(key, plan)
     return found
 

@@ -658,6 +658,7 @@ def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -
     from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
     from spf.analysis.in_loop_safety import safe_in_loop
     from spf.codegen.each_call import plan_each_call, ranges_needed
+    from spf.codegen.injective_marks import plan_marks
 
     facts = kernel_facts(ir, [o.text for o in program.obligations])
     args = {a.name for a in program.signature.args if a.kind == "uf"}
@@ -684,6 +685,7 @@ def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -
         in_loop_facts=covered,
         each_call=each,
         implied_facts=tuple(implied.items()),
+        marks=plan_marks(program, plans, covered),
     )
 
 

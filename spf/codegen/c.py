@@ -15,6 +15,7 @@ from spf.codegen import (
     each_call,
     faults,
     flat_pairs,
+    injective_marks,
     lane_reads,
     row_blocks,
     row_pairs,
@@ -330,7 +331,7 @@ class CPrinter:
                 zero,
                 program.in_loop_facts,
                 ac.overlaps_in_c(program),
-                program.each_call.facts if program.each_call is not None else (),
+                before_loops(program),
                 program.implied_facts,
                 self._hashed,
             )
@@ -383,6 +384,7 @@ class CPrinter:
         if ranged:
             first += range_pass.pass_lines(program, ranged)
         first, last = first + self._each_call_lines(dense, ranged), []
+        first += injective_marks.mark_lines(program, program.marks)
         if self._fact_flags:
             first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
         if lanes:
@@ -1287,6 +1289,13 @@ def _target_args(macro: StmtMacro, call: Call) -> str:
 
 PRINTER_OPTIONS = ("arg_checks",)
 """``arg_checks=True``: also print the checked function (:mod:`spf.codegen.arg_checks`)."""
+
+
+def before_loops(program: Program) -> tuple[int, ...]:
+    """The facts the checked function tests before its loops: the each-call facts
+    (spf.codegen.each_call) and the injectivity facts (spf.codegen.injective_marks)."""
+    each = program.each_call.facts if program.each_call is not None else ()
+    return tuple(sorted({*each, *(m.fact for m in program.marks)}))
 
 
 def print_c(program: Program, *, arg_checks: bool = False) -> str:

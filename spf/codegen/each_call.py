@@ -168,6 +168,8 @@ def plan_each_call(
             p = replace(p, checked=rests[p.number])  # one point: no variable left free
         elif p.number in in_loop or p.implied_by or not (p.linear or not p.checked.vars):
             continue
+        if p.injective is not None:  # one pass marking values (spf.codegen.injective_marks)
+            continue
         needs = _needs(p.checked, ir.uf_decls)
         if needs is not None and needs[0] <= params and needs[1] <= ufs:
             chosen.append(p)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from spf.cexpr import Expr
     from spf.cexpr import Stmt as CStmt
     from spf.codegen.each_call import EachCall
+    from spf.codegen.injective_marks import MarkCheck
     from spf.ir import BufferIR, ComputationIR, DataSpaceIR, OperationIR
     from spf.ir.reading import ParsedStmt
 
@@ -227,6 +228,9 @@ class Program:
     implied_facts: tuple[tuple[int, tuple[int, ...]], ...] = ()
     """``(fact, facts it follows from)`` of each fact that is not checked at all: the
     facts checked imply it (:mod:`spf.analysis.fact_prover`)."""
+    marks: tuple[MarkCheck, ...] = ()
+    """The injectivity facts the checked function tests before its loops, one marking pass
+    each (:mod:`spf.codegen.injective_marks`)."""
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:

@@ -447,12 +447,17 @@ class Binder:
         return self._in_context(self._facts.loop_error(number, params, ufs, note))
 
     def each_error(
-        self, number: int, arrays: Sequence[Array], params: Mapping[str, Any]
+        self,
+        number: int,
+        arrays: Sequence[Array],
+        params: Mapping[str, Any],
+        unallocated: int = 0,
     ) -> ArgumentError:
-        """The error for each-call fact ``number``, found broken before the kernel's loops."""
+        """The error for each-call fact ``number``, found broken before the kernel's loops
+        (``unallocated``: see :meth:`~spf.runtime.fact_check.FactChecker.each_error`)."""
         assert self._facts is not None
         ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
-        return self._in_context(self._facts.each_error(number, params, ufs))
+        return self._in_context(self._facts.each_error(number, params, ufs, unallocated))
 
     @property
     def timed_facts(self) -> bool:

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.analysis.check_loops import check_bounded, check_loops
+from spf.analysis.injective import EITHER, Injective, first_repeat
 from spf.errors import ArgumentError
 from spf.runtime.checksum import checksums
 from spf.sets.facts import Fact, check_domain
@@ -234,6 +235,41 @@ class _Checks:
         return n, int(record[base]), tuple(int(v) for v in record[base + 1 : base + 1 + nvars])
 
 
+class _Repeats:
+    """An injectivity fact (:mod:`spf.analysis.injective`) checked with numpy: the first
+    pair of positions holding one value, as the fact's own (quadratic) check loop would
+    find it, in O(n log n). :meth:`run` answers as :meth:`_Checks.run` does; :attr:`value`
+    is the repeated value it found last."""
+
+    def __init__(self, form: Injective) -> None:
+        self.form = form
+        self.seconds = 0.0
+        self.timed = True
+        self.value: int | None = None
+
+    def run(
+        self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
+    ) -> tuple[int, int, tuple[int, ...]] | None:
+        start = time.perf_counter() if self.timed else 0.0
+        values = ufs[self.form.uf]
+        found = first_repeat(self.form, values, params)
+        self.seconds = time.perf_counter() - start if self.timed else 0.0
+        if found is None:
+            return None
+        count, point = found
+        self.value = int(np.asarray(values)[point[0]])
+        return 0, count, point
+
+
+def _exact(q: _Planned, ufs: Mapping[str, UF]) -> _Checks | _Repeats:
+    """The check that finds ``q``'s first violating point: its own check loop, or for an
+    injectivity fact :class:`_Repeats` (its check loop is quadratic)."""
+    form = q.plan.injective
+    if form is not None:
+        return _Repeats(form)
+    return _Checks("spf_assumption", [q.plan.checked], ufs)
+
+
 def assumption_label(fact: Fact) -> str:
     """How a failed check names an assumption in its message."""
     return f"the assumption {fact.text!r}"
@@ -258,13 +294,18 @@ class _Planned:
         self.reads = tuple(sorted((plan.checked.ufs | domain_ufs) & set(ufs)))
         self.params = tuple(sorted(plan.checked.params | _declared_params(self.reads, ufs)))
         self.seen: OrderedDict[tuple[Any, ...], None] = OrderedDict()
-        self.exact: _Checks | None = None
+        self.exact: _Checks | _Repeats | None = None
         self.warned = False
         self.slow_seen = 0  # timed checks of this fact that were slow (SLOW_TIMES warn)
 
     @property
     def fact(self) -> Fact:
         return self.plan.fact
+
+    @property
+    def value(self) -> int | None:
+        """The value an injectivity fact's check found repeated last (None: none)."""
+        return self.exact.value if isinstance(self.exact, _Repeats) else None
 
     def point(self, point: tuple[int, ...]) -> str:
         """``i = 3, k1 = 5, k2 = 6``: the point of the checked fact named in the fact's
@@ -279,11 +320,38 @@ class _Planned:
     def error(
         self, count: int, point: tuple[int, ...], params: Mapping[str, Any], note: str = ""
     ) -> ArgumentError:
+        form = self.plan.injective
+        if form is not None:
+            return self._repeat_error(form, count, point, params, note)
         more = f" ({count} violations in all)" if count > 1 and self.plan.adjacent is None else ""
         drop = " or drop the assumption" if self.label == assumption_label(self.fact) else ""
         return ArgumentError(
             f"{self.label} does not hold for these arguments: it fails first at "
             f"{self.point(point)}{more}{_with(params)}; fix the index arrays{drop}"
+            f" (or call with check=False to skip the checks){note}"
+        )
+
+    def _repeat_error(
+        self,
+        form: Injective,
+        count: int,
+        point: tuple[int, ...],
+        params: Mapping[str, Any],
+        note: str,
+    ) -> ArgumentError:
+        """An injectivity fact broken: ``uf`` holds one value at the two positions of
+        ``point`` (:mod:`spf.analysis.injective`)."""
+        name = form.uf
+        first, second = sorted(point[:2])
+        value = f" = {self.value}" if self.value is not None else ""
+        more = f" ({count} such pairs in all)" if count > 1 and form.order != EITHER else ""
+        drop = " or drop the assumption" if self.label == assumption_label(self.fact) else ""
+        return ArgumentError(
+            f"{self.label} does not hold for these arguments: {name}[{first}] = "
+            f"{name}[{second}]{value}, but {name} must hold a different value at each "
+            f"position {form.interval()} (it fails first at {self.point(point)}){more}"
+            f"{_with(params)}; fix {name} so that no value repeats (a format's packer, "
+            f"Format.args or spf.sparse, builds a valid one){drop}"
             f" (or call with check=False to skip the checks){note}"
         )
 
@@ -351,6 +419,9 @@ class FactChecker:
         """What :func:`~spf.analysis.fact_plan.plan_facts` decided (:meth:`adopt_plans`)."""
         self._each: _Checks | None = None
         self._each_call: tuple[_Planned, ...] = ()
+        self._marks: tuple[_Planned, ...] = ()
+        """Each-call injectivity facts not tested by the kernel's checked function: checked
+        with numpy (:class:`_Repeats`), in linear-logarithmic time."""
         self._remembered: tuple[_Planned, ...] = ()
         self._calls = 0
         self._order: tuple[tuple[str, ...], tuple[str, ...]] | None = None
@@ -384,7 +455,9 @@ class FactChecker:
                     how = "remembered"
                 before = how == "each call" and p.number in self.before_loops
                 planned[p.number] = _Planned(p, self.labels[p.number], how, self.ufs, before)
-            self._each_call = tuple(q for q in planned.values() if q.route == "each call")
+            each = [q for q in planned.values() if q.route == "each call"]
+            self._each_call = tuple(q for q in each if q.plan.injective is None)
+            self._marks = tuple(q for q in each if q.plan.injective is not None)
             self._remembered = tuple(q for q in planned.values() if q.how == "remembered")
             if self._each_call:
                 facts = [q.plan.checked for q in self._each_call]
@@ -480,6 +553,7 @@ class FactChecker:
             or self._calls < TIMED_CALLS
             or self.parameter_facts
             or self._remembered
+            or self._marks
         ):
             return False
         if each is None:
@@ -506,13 +580,14 @@ class FactChecker:
                 n, count, point = found
                 q = self._each_call[n]
                 raise self._earlier(q, params, ufs) or q.error(count, point, params)
+        self._check_marks(params, ufs, timed)
         for q in self._remembered:
             key = q.key(params, ufs)
             if key in q.seen:
                 q.seen.move_to_end(key)
                 continue
             if q.exact is None:
-                q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+                q.exact = _exact(q, self.ufs)
             found = q.exact.run(params, ufs)
             self.timings.append((q.fact.text, q.exact.seconds))
             if found is not None:
@@ -520,6 +595,21 @@ class FactChecker:
             q.seen[key] = None
             if len(q.seen) > REMEMBERED:
                 q.seen.popitem(last=False)
+
+    def _check_marks(
+        self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray], timed: bool
+    ) -> None:
+        """The each-call injectivity facts the kernel's checked function does not test
+        (:class:`_Repeats`)."""
+        for q in self._marks:
+            if q.exact is None:
+                q.exact = _exact(q, self.ufs)
+            q.exact.timed = timed
+            found = q.exact.run(params, ufs)
+            if timed:
+                self.timings.append((q.fact.text, q.exact.seconds))
+            if found is not None:
+                raise self._earlier(q, params, ufs) or q.error(found[1], found[2], params)
 
     def _earlier(
         self,
@@ -535,10 +625,11 @@ class FactChecker:
         for n, q in sorted(self._plan().items()):
             if n >= failed.plan.number:
                 break
-            if q.route == failed.route:
+            marks = q.plan.injective is not None or failed.plan.injective is not None
+            if q.route == failed.route and not marks:  # the same check would have said
                 continue
             if q.exact is None:
-                q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+                q.exact = _exact(q, self.ufs)
             found = q.exact.run(params, ufs)
             if found is not None:
                 return q.error(found[1], found[2], params, note)
@@ -579,7 +670,7 @@ class FactChecker:
             if q is None:
                 continue
             if q.exact is None:
-                q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+                q.exact = _exact(q, self.ufs)
             found = q.exact.run(params, ufs)
             if found is not None:
                 return self._earlier(q, params, ufs, note) or q.error(
@@ -591,14 +682,28 @@ class FactChecker:
         )
 
     def each_error(
-        self, number: int, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
+        self,
+        number: int,
+        params: Mapping[str, Any],
+        ufs: Mapping[str, np.ndarray],
+        unallocated: int = 0,
     ) -> ArgumentError:
         """The error for each-call fact ``number``, found broken by the kernel's checked
         function before its loops: the same error the separate pass gives (its first
-        violating point and count, or an earlier fact checked elsewhere that fails too)."""
+        violating point and count, or an earlier fact checked elsewhere that fails too).
+        ``unallocated``: the bytes of the mark array of an injectivity fact that the
+        checked function could not allocate (:mod:`spf.codegen.injective_marks`)."""
         q = self._plan()[number]
+        form = q.plan.injective
+        if unallocated and form is not None:
+            return ArgumentError(
+                f"{self.labels[number]} could not be checked: the checked call could not "
+                f"allocate {unallocated} bytes to mark the values of {form.uf!r} (one bit "
+                f"per value of its declared range){_with(params)}; declare a smaller range "
+                f"for {form.uf!r} or call with check=False to skip the checks"
+            )
         if q.exact is None:
-            q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+            q.exact = _exact(q, self.ufs)
         found = q.exact.run(params, ufs)
         if found is None:
             return ArgumentError(

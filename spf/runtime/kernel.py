@@ -20,6 +20,7 @@ import numpy as np
 
 from spf.codegen import arg_checks, faults
 from spf.codegen.each_call import FAULT_EACH
+from spf.codegen.injective_marks import FAULT_NO_MARKS
 from spf.codegen.unit import TranslationUnit
 from spf.errors import ArgumentError, CompileError, ToolchainError, VerifyError
 from spf.progress import LOGGER
@@ -756,8 +757,9 @@ class Kernel:
             return self._order_fault(number, at, value)
         if kind == arg_checks.FAULT_FACT:
             return self._binder.fact_error(number, list(arrays), params, FACT_IN_LOOP)
-        if kind == FAULT_EACH:
-            return self._binder.each_error(number, list(arrays), params)
+        if kind == FAULT_EACH:  # at = -1: an injectivity fact's marks not allocated
+            unallocated = value if at == FAULT_NO_MARKS else 0
+            return self._binder.each_error(number, list(arrays), params, unallocated)
         if kind == arg_checks.FAULT_OVERLAP:
             return self._binder.overlap_error(list(arrays), number, at)
         return self._loop_fault(fault, list(arrays), params)
