@@ -158,6 +158,10 @@ def _sell_format(C: int, sigma: int) -> Format:  # noqa: N803
         UF("cl", domain="{[t]: 0 <= t < NC}", range="{[v]: 0 <= v <= M}"),
         _idx("scol", "NV", "M"),
     ]
+    # the rows are read through perm, each once: a permutation (its range says no more: a
+    # repeated row would be written twice and the row it displaced never), checked in one
+    # marking pass (spf.analysis.injective)
+    assume = ["forall t1, t2: 0 <= t1 < t2 < N => perm(t1) != perm(t2)"] if sigma > 1 else []
     if sigma > 1:
         ufs.append(_idx("perm", "N", "N"))
     return Format(
@@ -167,6 +171,7 @@ def _sell_format(C: int, sigma: int) -> Format:  # noqa: N803
         f"0 <= r < {C} && {C}*ch + r < N && k = cs(ch) + {C}*w + r && i = {row} && "
         "j = scol(k)}",
         ufs=ufs,
+        assume=assume,
         value="val",
         value_shape=("NV",),
         window=sigma if sigma > 1 else None,

@@ -493,7 +493,7 @@ def _to_coordinate(b: _Builder, dst: Format, ufs: tuple[str, str]) -> None:
 def _ordered_unique(src: Format, n: int) -> bool:
     """The source's scan visits entries in nondecreasing coordinate ``n`` and its assumed
     order rules out duplicates (CSR read for CSC: rows increasing, columns strictly)."""
-    return bool(src.assume) and src.loops[0] == src.coords[n]
+    return bool(src.ordered) and src.loops[0] == src.coords[n]
 
 
 def _coord_of(src: Format, c: int, entry: str) -> str | None:
@@ -509,7 +509,7 @@ def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
     k = src.positions[0]
     o_var, n_var = src.coords[d.outer], src.coords[d.inner]
     eo = dst.shape[d.outer]
-    sort = bool(dst.assume) and not _ordered_unique(src, d.inner)
+    sort = bool(dst.ordered) and not _ordered_unique(src, d.inner)
     b.data(src.value, ("NNZ",), "value")
     # counts per outer coordinate, prefix sums, cursors
     b.index("cv_ptr", f"{eo} + 1", "0 <= v <= NNZ", monotonic=True)

@@ -187,6 +187,31 @@ class Format:
             )
         self.packer = packer
 
+    @property
+    def ordered(self) -> tuple[str, ...]:
+        """The ``assume`` facts that state an order (CSR's sorted rows): all but those
+        that only say a UF takes no value twice (SELL's ``perm(t1) != perm(t2)``,
+        :mod:`spf.analysis.injective`). A conversion into a format with such facts sorts
+        its entries, and one from it relies on them (no duplicate entry)."""
+        found = self.__dict__.get("_ordered")
+        if found is None:
+            found = self.__dict__["_ordered"] = tuple(
+                f for f in self.assume if not self._one_to_one(f)
+            )
+        return found
+
+    def _one_to_one(self, text: str) -> bool:
+        """Whether fact ``text`` says that a UF is one-to-one over an interval."""
+        from spf.analysis.injective import injective_form
+        from spf.errors import SpfError
+        from spf.sets.facts import Fact
+
+        try:
+            fact = Fact.parse(text, self.ufs, frozenset(self.sizes))
+        except SpfError:
+            return False
+        return injective_form(fact, self.ufs) is not None
+
     # ---------------------------------------------------------------------------- parsing
     def _read_coords(self, coords: str) -> None:
         name = self.name

@@ -249,7 +249,7 @@ def to_sell(src: Format, dst: Format, lay: SellLayout, index_dtype: str) -> Sell
     conv.layout = lay
     # a row holds at most M entries when the source's order rules out duplicates (CSR), so
     # the kernel sizes the histogram of lengths by CV_LONG = min(M, NNZ), else by NNZ
-    conv.longest = "M" if src.assume and src.loops[0] == src.coords[0] else "NNZ"
+    conv.longest = "M" if src.ordered and src.loops[0] == src.coords[0] else "NNZ"
     conv.add_constant("CV_LONG")
     conv.has_windows = lay.perm is not None and lay.window is not None and lay.window > 1
     sb = _SellBuilder(conv, src, index_dtype)

@@ -80,7 +80,7 @@ def intersect(text: str, index: str, uses: list[SparseUse], outer: list[str]) ->
                 f"before {index}, but {u.operand} reads {index} {how}",
             )
         cursors.append(new[0])
-    unsorted = [u for u in uses if not u.fmt.assume]
+    unsorted = [u for u in uses if not u.fmt.ordered]
     if unsorted:
         raise _refuse(
             text,

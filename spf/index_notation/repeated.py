@@ -35,7 +35,7 @@ def refuse_repeated_unordered(
         for acc in m.factors:
             fmt = formats.get(acc.name)
             key = (acc.name, acc.indices)
-            if fmt is not None and not fmt.assume and key in seen:
+            if fmt is not None and not fmt.ordered and key in seen:
                 raise ArgumentError(
                     f"einsum {text!r}: {acc.name} ({fmt.name}) is read twice at the same "
                     f"coordinates in the product {m}, but {fmt.name} has no ordering fact: it "

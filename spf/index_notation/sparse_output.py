@@ -246,7 +246,7 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
     if t.merge is not None and t.merge.index == c.inner and t.loops[:-2] == (c.outer,):
         # the merge visits the common columns in order
         return set(t.merge.operands) if of_row else set()
-    if len(users) != 1 or not users[0].fmt.assume or not of_row:
+    if len(users) != 1 or not users[0].fmt.ordered or not of_row:
         return set()
     u = users[0]
     closure = u.closure(c.inner)
@@ -265,7 +265,7 @@ def sorted_output(c: Compressed) -> bool:
     are then sorted as before). A format with the same relation and no facts gets each
     row's columns in the order the products first reach them (no sort, as scipy's ``A @ B``
     leaves its rows unsorted)."""
-    return bool(c.fmt.assume)
+    return bool(c.fmt.ordered)
 
 
 def _numeric(

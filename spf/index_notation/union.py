@@ -61,7 +61,7 @@ def _single(t: Term, outer: str, index: str) -> tuple[str, str] | None:
     if t.merge is not None or len(t.uses) != 1:
         return None
     u = t.uses[0]
-    if not u.fmt.assume or not u.iterates(index) or len(t.loops) != 3:
+    if not u.fmt.ordered or not u.iterates(index) or len(t.loops) != 3:
         return None
     if t.loops[0] != outer or t.loops[2] != index or t.loops[1] in u.indices:
         return None
