@@ -191,3 +191,19 @@ def test_conversions_of_sell_still_round_trip() -> None:
     back = convert(SELL(4, 8), CSR).compile()(**out)
     got = sp.csr_matrix((back["A"], back["col"], back["rowptr"]), shape=m.shape)
     assert abs(got - m).max() == 0
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_a_repeat_beside_a_value_out_of_range_is_named_by_the_fallback(dtype: str) -> None:
+    """An out-of-range ``perm`` value sends the call to the checked-reads fallback (spf.
+    codegen.range_pass), which tests the marks too (skipping the value out of range)."""
+    m = _matrix()
+    k = spf.kernels.spmv(SELL(4, 8), index_dtype=dtype).compile()
+    args = spf.sparse.format_args(m, SELL(4, 8), dtype)
+    perm = args["perm"].copy()
+    perm[5], perm[7] = perm[2], 1000
+    with pytest.raises(ArgumentError, match=rf"perm\[2\] = perm\[5\] = {perm[2]}, "):
+        k(y=np.zeros(40), x=np.ones(40), **{**args, "perm": perm})
+    perm[5] = args["perm"][5]  # the value out of range alone: the range error, as before
+    with pytest.raises(ArgumentError, match=r"perm\[7\] = 1000 is outside the declared range"):
+        k(y=np.zeros(40), x=np.ones(40), **{**args, "perm": perm})
