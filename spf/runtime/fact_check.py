@@ -239,13 +239,17 @@ class _Repeats:
     """An injectivity fact (:mod:`spf.analysis.injective`) checked with numpy: the first
     pair of positions holding one value, as the fact's own (quadratic) check loop would
     find it, in O(n log n). :meth:`run` answers as :meth:`_Checks.run` does; :attr:`value`
-    is the repeated value it found last."""
+    is the repeated value it found last on the calling thread."""
 
     def __init__(self, form: Injective) -> None:
         self.form = form
         self.seconds = 0.0
         self.timed = True
-        self.value: int | None = None
+        self._found = threading.local()
+
+    @property
+    def value(self) -> int | None:
+        return getattr(self._found, "value", None)
 
     def run(
         self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
@@ -257,7 +261,7 @@ class _Repeats:
         if found is None:
             return None
         count, point = found
-        self.value = int(np.asarray(values)[point[0]])
+        self._found.value = int(np.asarray(values)[point[0]])
         return 0, count, point
 
 
