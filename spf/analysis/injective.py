@@ -193,6 +193,10 @@ def first_repeat(
     used = np.asarray(values)[max(lo, 0) : max(hi, lo, 0)]
     if used.size < 2:
         return None
+    low, high = int(used.min()), int(used.max())
+    dense = high - low < 4 * used.size + 1024  # a count per value: O(n), no sort
+    if dense and int(np.bincount(used.astype(np.int64) - low).max()) <= 1:
+        return None
     _, first, inverse, counts = np.unique(
         used, return_index=True, return_inverse=True, return_counts=True
     )
