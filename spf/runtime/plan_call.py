@@ -35,7 +35,9 @@ the new look. So a plan over a changed pattern stays an :class:`~spf.errors.Argu
 exactly where it was one: ``check=False`` compares sizes and parameters (a pattern of
 other sizes is refused), ``check=True`` the contents (a checksum of every index array,
 every call). A record keeps its last call's arguments alive until its plan dies or a call
-with other arguments replaces them.
+with other arguments replaces them, and its replays the buffers of the last two sets of
+arguments they ran on (:attr:`Replay.before`: a keyword call and a prepared call of one plan
+that alternate each find their own bound).
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class Replay:
     arrays (bound once) and the call's own arrays (bound per new array object)."""
 
     __slots__ = (
+        "before",
         "bound",
         "fault",
         "fixed",
@@ -155,6 +158,14 @@ class Replay:
         self.mode = mode
         self.bound: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
         """(the arguments of the last call, its C arguments)."""
+        self.before: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+        """:attr:`bound` of the call before it on other arguments: calls that alternate two
+        sets of arguments of one plan (a keyword call and a prepared call, as the
+        benchmark's rotation makes them, or two prepared calls on other free arrays) each
+        find their buffers bound. With one set kept, each such call bound every array of
+        the call anew (a cffi buffer each, 7 for the fused pair): about 2 us a call on a
+        cold cache, as the benchmark times it. Tuples of arguments are known by identity:
+        a record whose arrays changed in place gives a new tuple (:meth:`Quick.same`)."""
 
     @classmethod
     def of(
@@ -187,10 +198,16 @@ class Replay:
         small matrices, timed one call at a time between other matrices' calls, each frame
         and attribute read of the call's Python costs several times its warm time."""
         kernel = self.kernel
-        last, cargs = self.bound
+        bound = self.bound
+        last, cargs = bound
         if last is not given:
-            fb = kernel._from_buffer
-            cargs = self.pick((*map(fb, self.uctypes, self.use(given)), *self.fixed))
+            before = self.before
+            if before[0] is given:  # the other of two alternating sets: bound already
+                cargs = before[1]
+            else:
+                fb = kernel._from_buffer
+                cargs = self.pick((*map(fb, self.uctypes, self.use(given)), *self.fixed))
+            self.before = bound
             self.bound = (given, cargs)
         mode = self.mode
         if mode != ONE:

@@ -264,6 +264,51 @@ def test_a_prepared_call_with_a_plan_equals_the_kernels(
         assert fused.last_threads == (1 if strategy == "serial" else team)
 
 
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize("strategy", ["coarse", "levels"])
+def test_alternating_keyword_and_prepared_calls_of_a_plan_keep_their_buffers_bound(
+    fused: WavefrontKernel, pair: Any, monkeypatch: pytest.MonkeyPatch, team: int, strategy: str
+) -> None:
+    """A keyword call and a prepared call of one plan on other arrays, one after the other
+    (the benchmark's rotation), share the plan's replay: each finds its own arrays' cffi
+    buffers still bound (:attr:`spf.runtime.plan_call.Replay.before`) and writes its own
+    arrays. Before, each call bound every array of the call anew (7 buffers)."""
+    look_helper()
+    m = matrix(1500, 0.004, 14)
+    args = gauss_seidel_args(m)
+    plan = fused.inspect(
+        strategy=strategy, threads=2, **{k: v for k, v in args.items() if k != "A"}
+    )
+    b = np.random.default_rng(3).standard_normal(1500)
+    want_x, want_y = expected(pair, args, b)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    x, y, x2, y2 = np.zeros(1500), np.zeros(1500), np.zeros(1500), np.zeros(1500)
+    bound: list[int] = []
+    with exactly(team):
+        for _ in range(2):  # recorded, then replayed: both sets bound
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+            call(x2, y2, b)
+        replays = fused._quick[id(plan)].replays.values()
+        for kernel in {id(r.kernel): r.kernel for r in replays if r is not None}.values():
+            binds = kernel._from_buffer
+
+            def counting(ctype: Any, a: Any, binds: Any = binds) -> Any:
+                bound.append(1)
+                return binds(ctype, a)
+
+            monkeypatch.setattr(kernel, "_from_buffer", counting)
+        for _ in range(3):
+            x[:], y[:], x2[:], y2[:] = 0.0, 0.0, 0.0, 0.0
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+            np.testing.assert_array_equal(x2, 0.0)  # the keyword call wrote its own arrays
+            call(x2, y2, b)
+            for got in ((x, y), (x2, y2)):
+                np.testing.assert_array_equal(got[0], want_x)
+                np.testing.assert_array_equal(got[1], want_y)
+        assert fused.last_threads == team
+    assert not bound  # no buffer bound again
+
+
 def test_a_prepared_call_refuses_what_a_keyword_call_refuses(fused: WavefrontKernel) -> None:
     m = matrix(300, 0.02, 10)
     args = gauss_seidel_args(m)
