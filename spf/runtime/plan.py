@@ -1902,7 +1902,7 @@ class WavefrontKernel(Kernel):
             )
         else:
             self._check_plan(plan, args, contents=check)
-            quick = None if check else remember(self._quick, plan, args, plan.strategy == "serial")
+            quick = None if check else self._remember(plan, args)
         if plan.strategy == "serial":
             self._run_in_order(plan, check, args, quick=quick)
             return
@@ -1937,6 +1937,16 @@ class WavefrontKernel(Kernel):
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
         self._run_executor(plan, check, args, extra, quick, PARALLEL)
+
+    def _remember(self, plan: Plan, args: Mapping[str, object]) -> Quick | None:
+        """The record of ``plan``'s unchecked calls on arguments that look like ``args``
+        (:func:`~spf.runtime.plan_call.remember`). Where the C helper recorded their look,
+        its method stands for the class's ``__call__`` from then on: a later keyword call
+        on these very arguments, unchanged, is read in C (:mod:`spf.runtime.plan_method`)."""
+        quick = remember(self._quick, plan, args, plan.strategy == "serial")
+        if quick is not None and quick.last[3]:
+            install(WavefrontKernel)
+        return quick
 
     def _p2p_arrays(self, plan: Plan, args: Mapping[str, object], check: bool) -> dict[str, object]:
         """The p2p executor's plan arrays and zeroed flags for a call on ``args``. An

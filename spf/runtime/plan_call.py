@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.runtime.plan_look import LOOK_SAME, fire_record, looker
+from spf.runtime.plan_look import LOOK_SAME, address, fire_record, looker
 from spf.runtime.threads import _OMP, GOVERNOR
 
 if TYPE_CHECKING:
@@ -77,6 +77,10 @@ ORDER, PARALLEL = "order", "parallel"
 """The ways a plan's call runs: in order on one thread, or by the plan's parts or levels."""
 
 SAME = operator.is_
+
+State = tuple[tuple[Any, ...], tuple[Any, ...], Any, int]
+"""A :class:`Quick`'s :attr:`~Quick.last`: the arguments, their arrays, the C helper's
+record of their look (None without it) and its address (0 without it)."""
 
 Hot = tuple[Any, Any, tuple[Any, ...], "Kernel", tuple[Any, ...], int | None, Any]
 """A replayed call that is one C call (:meth:`Replay.hot`): the record of its arguments
@@ -264,9 +268,12 @@ class Quick:
         self.looks = tuple(map(LOOK, given[self.params :]))
         self.last = self._state(given)
         """The arguments of the last call that matched (their values are the look's), its
-        arrays and their look as the C helper reads it (:mod:`spf.runtime.plan_look`; None
-        without it), one tuple (replaced whole: calls from several threads never pair one
-        call's arguments with another's arrays)."""
+        arrays, their look as the C helper reads it (:mod:`spf.runtime.plan_look`; None
+        without it) and that record's address (0 without it), one tuple (replaced whole:
+        calls from several threads never pair one call's arguments with another's arrays).
+        The helper's method reads it (its length, 4, the arguments at 0 and the address at
+        3) to fire a keyword call of a plan with no :attr:`direct` replay from C
+        (:mod:`spf.runtime.plan_method`); change it there as well."""
         self.serial = serial
         """The plan's strategy is ``"serial"``: it runs in order whatever the team."""
         self.replays: dict[str, Replay | None] = {}
@@ -307,21 +314,22 @@ class Quick:
         self.last = self._state(given)
         return given
 
-    def _state(self, given: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
+    def _state(self, given: tuple[Any, ...]) -> State:
         """:attr:`last` for arguments ``given`` of the recorded look: with the C helper's
         record of every argument, by its name (:attr:`names`: the record holds neither the
         objects nor the names; this Quick keeps the names alive, :attr:`last` the objects)."""
         helper = looker()
-        return given, given[self.params :], None if helper is None else helper[1](given, self.names)
+        want = None if helper is None else helper[1](given, self.names)
+        return given, given[self.params :], want, address(want)
 
-    def _unchanged(self, state: tuple[tuple[Any, ...], tuple[Any, ...], Any]) -> bool:
+    def _unchanged(self, state: State) -> bool:
         """Whether the arrays of :attr:`last` (``state``) still have the recorded look: read
         in C (their type, buffer, dtype, flags, shape and strides) when the helper was
         built, else in Python (their dtype, shape and flags). Once the helper is built, a
         state it did not record is not taken as unchanged: the caller binds the arguments
         anew and records their look in C (an array moved in place while the helper built
         has another buffer than the one the replays kept)."""
-        given, arrays, want = state
+        given, arrays, want, _ = state
         if want is not None:
             return bool(LOOK_SAME[0](id(given), 0, want))
         if looker() is not None:
