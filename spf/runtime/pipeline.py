@@ -9,7 +9,8 @@ rows, so ``auto`` ran the loop serially. Yet the solve, run in order, is one cha
 product's rows (no edge between them) need only the solve rows they read. These parts cut
 the solve's rows in order into ``K`` blocks of about equal work: coarse level ``L < K`` runs
 block ``L`` as its first part (one thread, in order) and, as its second, free rows whose
-every source lies in a block before ``L`` (ready), as many as balance the block's work; the
+every source lies in a block before ``L`` (ready), as many as balance the block's time
+(:data:`SHARE` of its work); the
 last level runs the free rows left over, in two halves of about equal work. Every source of
 a row lies in an earlier level or earlier in its part, so the parts respect the dependences
 as any coarse plan must (and the plan check proves it). The rows' operations are those of
@@ -57,6 +58,24 @@ more (cryg2500 3.5, olm1000 5.7: a division each, and the row before to wait on)
 loops hold too little work to pay for a parallel region (:data:`spf.runtime.coarse.REGION_WORK`)."""
 
 
+SHARE = 1.4
+"""How much free work (the product's units) a level's second part takes beside its solve
+block, per unit of the block's work: the second thread's rows balance the block in time,
+not in units. A unit of the serial solve took 1.37 times one of the serial SpMV on
+pushpull and 1.30 on arrow (:data:`CHAIN_WEIGHT`'s measurements), so with the rows
+balanced by units (1.0) the second thread idled through the end of each block. In one
+process at real-time priority (the benchmark's rotation of these loops and MKL's pairs,
+2 threads, cap off, the plan's block count kept, 60 alternating repetitions of 40 rounds,
+two runs; 2026-12-01): pushpull 92.2 and 94.9 us a call at 1.0, 87.7 and 91.0 at 1.4;
+bcsstk13 46.0 and 48.8 against 43.3 and 46.1; bayer10 62.6 and 66.0 against 61.1 and 64.4;
+at 1.7 within the runs' spread of 1.4, at 2.0 slower again (pushpull 99.0 and 100.8
+against 98.0 and 98.1 at 1.4 in two more runs). ``auto`` picks the block count and weighs
+the pipeline against its gate on the parts of ``share=1.0`` (whose estimate it was fitted
+with: estimated on these parts, a 7-diagonal band of 8,000 rows fell under the gate, and
+bayer10 took 8 blocks, which ran 72.5 against 59.6 us), then runs the parts of this share
+with that block count."""
+
+
 def reweigh(work: np.ndarray) -> np.ndarray:
     """A copy of the ``work`` of a loop of two kernels fused, the first (a chain) weighed
     by :data:`spf.runtime.coarse.CHAIN_WEIGHT` (:func:`spf.runtime.coarse.weigh`), with
@@ -74,14 +93,20 @@ def applies(free: tuple[bool, ...], team: int) -> bool:
     return team >= 2 and free == (False, True)
 
 
-def pipeline(after: np.ndarray, work: np.ndarray, blocks: int) -> Parts | None:
+def pipeline(
+    after: np.ndarray, work: np.ndarray, blocks: int, share: float = SHARE
+) -> Parts | None:
     """The pipeline parts of a loop of two kernels fused (nodes ``0 .. n-1`` the first
     kernel's rows, a chain run in order; ``n .. 2n-1`` the second's, free) in ``blocks``
     solve blocks, from ``after`` (each free node's highest source among the first kernel's
     rows, as the coarse pass sets it; the first kernel's nodes hold their own row) and each
-    node's ``work``. None when there is no free node or no more rows than blocks: the
-    ``2 * (blocks + 1)`` parts, some of them empty, would outnumber the ``2 * n`` nodes,
-    which the executor's checked call refuses (``nparts <= 2 * N``)."""
+    node's ``work``, a level's second part taking up to ``share`` times its block's work
+    (:data:`SHARE`; ``1.0``: the parts the plan's block count and gate are estimated on,
+    :meth:`spf.runtime.plan.WavefrontKernel._pipeline`). Each level's
+    :attr:`Parts.largest` is the larger part's work in units. None when there is no free
+    node or no more rows than blocks: the ``2 * (blocks + 1)`` parts, some of them empty,
+    would outnumber the ``2 * n`` nodes, which the executor's checked call refuses
+    (``nparts <= 2 * N``)."""
     nodes = len(after)
     n = nodes // 2
     if n <= blocks or blocks < 1 or nodes != 2 * n:
@@ -109,7 +134,7 @@ def pipeline(after: np.ndarray, work: np.ndarray, blocks: int) -> Parts | None:
         part += 1
         partptr[part] = at
         block = int(cs[hi - 1] - (cs[lo - 1] if lo else 0))
-        stop = int(np.searchsorted(qcs, qcs[taken] + block, side="right")) - 1
+        stop = int(np.searchsorted(qcs, qcs[taken] + block * share, side="right")) - 1
         stop = max(taken, min(stop, int(avail[lev])))
         rows = np.sort(queue[taken:stop]) + n
         order[at : at + len(rows)] = rows

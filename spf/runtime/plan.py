@@ -1146,10 +1146,11 @@ class WavefrontKernel(Kernel):
         (:mod:`spf.runtime.pipeline`) of a solve fused with a free kernel into a loop of
         fewer than :data:`spf.runtime.coarse.IN_ORDER_NODES` nodes, for a ``team`` of two
         or more, of the :data:`spf.runtime.pipeline.BLOCKS` estimated fastest against the
-        serial kernels (:func:`spf.runtime.coarse.over_kernels`), with that estimate, where
-        it reaches :data:`spf.runtime.pipeline.MIN_GAIN`; else None. The nodes' ``work`` comes
-        weighed (:func:`spf.runtime.coarse.weigh`); the pipeline weighs the solve's rows by
-        :data:`spf.runtime.pipeline.CHAIN_WEIGHT` instead."""
+        serial kernels (:func:`spf.runtime.coarse.over_kernels`, on the parts balanced by
+        units), with that estimate, where it reaches :data:`spf.runtime.pipeline.MIN_GAIN`,
+        its second parts then taking :data:`spf.runtime.pipeline.SHARE`; else None. The
+        nodes' ``work`` comes weighed (:func:`spf.runtime.coarse.weigh`); the pipeline
+        weighs the solve's rows by :data:`spf.runtime.pipeline.CHAIN_WEIGHT` instead."""
         if after is None or len(after) >= coarse.IN_ORDER_NODES:
             return None
         if not pipeline.applies(tuple(self._free), team):
@@ -1157,17 +1158,18 @@ class WavefrontKernel(Kernel):
         nodes = len(after)
         plain = pipeline.reweigh(work)
         total = int(plain.sum())
-        best: tuple[coarse.Parts, float] | None = None
-        for blocks in pipeline.BLOCKS:
-            found = pipeline.pipeline(after, plain, blocks)
+        best: tuple[int, float] | None = None
+        for blocks in pipeline.BLOCKS:  # the block count and the gate: balanced by units
+            found = pipeline.pipeline(after, plain, blocks, 1.0)
             if found is None:
                 continue
             found_gain = coarse.over_kernels(found, total, nodes)
             if best is None or found_gain > best[1]:
-                best = found, found_gain
+                best = blocks, found_gain
         if best is None or coarse.expected(best[1], total) < pipeline.MIN_GAIN:
             return None
-        return best
+        parts = pipeline.pipeline(after, plain, best[0])  # the rows balanced by time
+        return None if parts is None else (parts, best[1])
 
     def _lengths_beside(
         self, ahead: LevelCount | None, copies: bool | None, given: Mapping[str, object], n: int
@@ -1902,7 +1904,7 @@ class WavefrontKernel(Kernel):
             )
         else:
             self._check_plan(plan, args, contents=check)
-            quick = None if check else remember(self._quick, plan, args, plan.strategy == "serial")
+            quick = None if check else self._remember(plan, args)
         if plan.strategy == "serial":
             self._run_in_order(plan, check, args, quick=quick)
             return
@@ -1937,6 +1939,16 @@ class WavefrontKernel(Kernel):
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
         self._run_executor(plan, check, args, extra, quick, PARALLEL)
+
+    def _remember(self, plan: Plan, args: Mapping[str, object]) -> Quick | None:
+        """The record of ``plan``'s unchecked calls on arguments that look like ``args``
+        (:func:`~spf.runtime.plan_call.remember`). Where the C helper recorded their look,
+        its method stands for the class's ``__call__`` from then on: a later keyword call
+        on these very arguments, unchanged, is read in C (:mod:`spf.runtime.plan_method`)."""
+        quick = remember(self._quick, plan, args, plan.strategy == "serial")
+        if quick is not None and quick.last[3]:
+            install(WavefrontKernel)
+        return quick
 
     def _p2p_arrays(self, plan: Plan, args: Mapping[str, object], check: bool) -> dict[str, object]:
         """The p2p executor's plan arrays and zeroed flags for a call on ``args``. An

@@ -35,7 +35,9 @@ the new look. So a plan over a changed pattern stays an :class:`~spf.errors.Argu
 exactly where it was one: ``check=False`` compares sizes and parameters (a pattern of
 other sizes is refused), ``check=True`` the contents (a checksum of every index array,
 every call). A record keeps its last call's arguments alive until its plan dies or a call
-with other arguments replaces them.
+with other arguments replaces them, and its replays the buffers of the last two sets of
+arguments they ran on (:attr:`Replay.before`: a keyword call and a prepared call of one plan
+that alternate each find their own bound).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.runtime.plan_look import LOOK_SAME, fire_record, looker
+from spf.runtime.plan_look import LOOK_SAME, address, fire_record, looker
 from spf.runtime.threads import _OMP, GOVERNOR
 
 if TYPE_CHECKING:
@@ -76,6 +78,10 @@ ORDER, PARALLEL = "order", "parallel"
 
 SAME = operator.is_
 
+State = tuple[tuple[Any, ...], tuple[Any, ...], Any, int]
+"""A :class:`Quick`'s :attr:`~Quick.last`: the arguments, their arrays, the C helper's
+record of their look (None without it) and its address (0 without it)."""
+
 Hot = tuple[Any, Any, tuple[Any, ...], "Kernel", tuple[Any, ...], int | None, Any]
 """A replayed call that is one C call (:meth:`Replay.hot`): the record of its arguments
 (:mod:`spf.runtime.plan_look`), the C function, its bound arguments, the kernel whose
@@ -96,6 +102,7 @@ class Replay:
     arrays (bound once) and the call's own arrays (bound per new array object)."""
 
     __slots__ = (
+        "before",
         "bound",
         "fault",
         "fixed",
@@ -155,6 +162,14 @@ class Replay:
         self.mode = mode
         self.bound: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
         """(the arguments of the last call, its C arguments)."""
+        self.before: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+        """:attr:`bound` of the call before it on other arguments: calls that alternate two
+        sets of arguments of one plan (a keyword call and a prepared call, as the
+        benchmark's rotation makes them, or two prepared calls on other free arrays) each
+        find their buffers bound. With one set kept, each such call bound every array of
+        the call anew (a cffi buffer each, 7 for the fused pair): about 2 us a call on a
+        cold cache, as the benchmark times it. Tuples of arguments are known by identity:
+        a record whose arrays changed in place gives a new tuple (:meth:`Quick.same`)."""
 
     @classmethod
     def of(
@@ -187,10 +202,16 @@ class Replay:
         small matrices, timed one call at a time between other matrices' calls, each frame
         and attribute read of the call's Python costs several times its warm time."""
         kernel = self.kernel
-        last, cargs = self.bound
+        bound = self.bound
+        last, cargs = bound
         if last is not given:
-            fb = kernel._from_buffer
-            cargs = self.pick((*map(fb, self.uctypes, self.use(given)), *self.fixed))
+            before = self.before
+            if before[0] is given:  # the other of two alternating sets: bound already
+                cargs = before[1]
+            else:
+                fb = kernel._from_buffer
+                cargs = self.pick((*map(fb, self.uctypes, self.use(given)), *self.fixed))
+            self.before = bound
             self.bound = (given, cargs)
         mode = self.mode
         if mode != ONE:
@@ -247,9 +268,12 @@ class Quick:
         self.looks = tuple(map(LOOK, given[self.params :]))
         self.last = self._state(given)
         """The arguments of the last call that matched (their values are the look's), its
-        arrays and their look as the C helper reads it (:mod:`spf.runtime.plan_look`; None
-        without it), one tuple (replaced whole: calls from several threads never pair one
-        call's arguments with another's arrays)."""
+        arrays, their look as the C helper reads it (:mod:`spf.runtime.plan_look`; None
+        without it) and that record's address (0 without it), one tuple (replaced whole:
+        calls from several threads never pair one call's arguments with another's arrays).
+        The helper's method reads it (its length, 4, the arguments at 0 and the address at
+        3) to fire a keyword call of a plan with no :attr:`direct` replay from C
+        (:mod:`spf.runtime.plan_method`); change it there as well."""
         self.serial = serial
         """The plan's strategy is ``"serial"``: it runs in order whatever the team."""
         self.replays: dict[str, Replay | None] = {}
@@ -290,21 +314,22 @@ class Quick:
         self.last = self._state(given)
         return given
 
-    def _state(self, given: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
+    def _state(self, given: tuple[Any, ...]) -> State:
         """:attr:`last` for arguments ``given`` of the recorded look: with the C helper's
         record of every argument, by its name (:attr:`names`: the record holds neither the
         objects nor the names; this Quick keeps the names alive, :attr:`last` the objects)."""
         helper = looker()
-        return given, given[self.params :], None if helper is None else helper[1](given, self.names)
+        want = None if helper is None else helper[1](given, self.names)
+        return given, given[self.params :], want, address(want)
 
-    def _unchanged(self, state: tuple[tuple[Any, ...], tuple[Any, ...], Any]) -> bool:
+    def _unchanged(self, state: State) -> bool:
         """Whether the arrays of :attr:`last` (``state``) still have the recorded look: read
         in C (their type, buffer, dtype, flags, shape and strides) when the helper was
         built, else in Python (their dtype, shape and flags). Once the helper is built, a
         state it did not record is not taken as unchanged: the caller binds the arguments
         anew and records their look in C (an array moved in place while the helper built
         has another buffer than the one the replays kept)."""
-        given, arrays, want = state
+        given, arrays, want, _ = state
         if want is not None:
             return bool(LOOK_SAME[0](id(given), 0, want))
         if looker() is not None:

@@ -153,7 +153,8 @@ static int spf_look_item(PyObject *o, const int64_t *w)
 
 /* The names a kernel's C __call__ reads itself (spf_method_call); set when the library
    loads as an extension module. */
-static PyObject *spf_str_plan, *spf_str_check, *spf_str_quick, *spf_str_hot, *spf_str_last;
+static PyObject *spf_str_plan, *spf_str_check, *spf_str_quick, *spf_str_hot, *spf_str_last,
+  *spf_str_fire;
 static PyTypeObject *spf_ndarray;  /* numpy.ndarray */
 #define SPF_RECORD_LINES 16  /* the cache lines of a hot call's record loaded at once */
 
@@ -286,7 +287,7 @@ typedef struct
   PyObject_HEAD
   PyObject *call;
   PyObject *quick;
-  Py_ssize_t plan_at, hot_at;
+  Py_ssize_t plan_at, hot_at, last_at, direct_at;  /* last_at, direct_at: -1 if none */
 } spf_method;
 
 /* whether the weak reference `ref` refers to `obj` (alive) */
@@ -341,6 +342,45 @@ static int spf_plain(PyObject *o)
   return t->tp_setattro == PyObject_GenericSetAttr && _PyType_Lookup(t, spf_str_last) == NULL;
 }
 
+/* A warm call in C: the record `quick` (of the call's plan, found as for a hot call) has
+   no hot call and no in-order replay of its own (`direct`: a coarse or levels plan, whose
+   team the governor picks per call, in Python), and its last arguments' look recorded in C
+   (`last`: (arguments, arrays, record, the record's address)). When the keyword dict `kw`
+   holds those arguments, unchanged (plan and check=False besides), the record's
+   `fire(kernel, arguments)` runs: what the Python __call__ runs for such a call
+   (Quick.run), without its frame, the copy of the keyword dict into its **args, its
+   record look-ups and the look's cffi call. Returns 1 when fire ran the call, 0 when it
+   did not (then the Python call runs, which decides as before), -1 on an error (raised
+   by the call). */
+static int spf_method_warm(spf_method *m, PyObject *self, PyObject *quick, PyObject *kw)
+{
+  if (m->last_at < 0 || m->direct_at < 0)
+    return 0;
+  PyObject *direct = *(PyObject **)((char *)quick + m->direct_at);
+  PyObject *last = *(PyObject **)((char *)quick + m->last_at);
+  if (direct != Py_None || last == NULL || !PyTuple_CheckExact(last)
+      || PyTuple_GET_SIZE(last) != 4 || !PyLong_CheckExact(PyTuple_GET_ITEM(last, 3)))
+    return 0;
+  const int64_t *want = (const int64_t *)PyLong_AsVoidPtr(PyTuple_GET_ITEM(last, 3));
+  if (want == NULL)
+    return 0;  /* 0: no record in C (the look is read in Python) */
+  for (int line = 0; line < SPF_RECORD_LINES; line++)
+    SPF_PREFETCH((const char *)want + 64 * line);
+  if (!spf_look_match(kw, 2, want))
+    return 0;
+  Py_INCREF(last);  /* the arguments and their record, alive during the call */
+  Py_INCREF(quick);
+  PyObject *got = PyObject_CallMethodObjArgs(quick, spf_str_fire, self, PyTuple_GET_ITEM(last, 0),
+                                             NULL);
+  Py_DECREF(quick);
+  Py_DECREF(last);
+  if (got == NULL)
+    return -1;
+  const int ran = got == Py_True;
+  Py_DECREF(got);
+  return ran;
+}
+
 static int spf_method_hot(spf_method *m, PyObject *self, PyObject *plan, PyObject *kw)
 {
   int ran = 0;
@@ -366,6 +406,11 @@ static int spf_method_hot(spf_method *m, PyObject *self, PyObject *plan, PyObjec
   SPF_PREFETCH((const char *)got + 64);
   if (ref == NULL || !spf_refers(ref, plan))
     goto done;  /* another plan at a dead one's address is not its record's */
+  if (got == Py_None)
+  {
+    ran = spf_method_warm(m, self, quick, kw);
+    goto done;
+  }
   if (got == NULL || !PyTuple_CheckExact(got) || PyTuple_GET_SIZE(got) != 7
       || !PyLong_CheckExact(PyTuple_GET_ITEM(got, 5)))
     goto done;  /* None (no hot call), or one without a hot_call record yet */
@@ -503,6 +548,8 @@ static PyObject *spf_method_new(PyTypeObject *type, PyObject *args, PyObject *kw
   me->quick = quick;
   me->plan_at = plan_at;
   me->hot_at = hot_at;
+  me->last_at = spf_slot_at(quick, "last");
+  me->direct_at = spf_slot_at(quick, "direct");
   return (PyObject *)me;
 }
 
@@ -536,8 +583,9 @@ PyMODINIT_FUNC PyInit_spf_plan_look(void)
   spf_str_quick = PyUnicode_InternFromString("_quick");
   spf_str_hot = PyUnicode_InternFromString("hot");
   spf_str_last = PyUnicode_InternFromString("_last_threads");
+  spf_str_fire = PyUnicode_InternFromString("fire");
   if (!spf_str_plan || !spf_str_check || !spf_str_quick || !spf_str_hot || !spf_str_last
-      || PyType_Ready(&spf_method_type) < 0)
+      || !spf_str_fire      || PyType_Ready(&spf_method_type) < 0)
     return NULL;
   PyObject *numpy = PyImport_ImportModule("numpy");
   if (numpy == NULL)
@@ -652,6 +700,15 @@ def looker(wait: bool = False) -> Looker | None:
             HOT_METHOD.append(built[1][1])
     _BUILT.append(got)
     return got
+
+
+def address(want: Any) -> int:
+    """The address of the look record ``want`` (a cffi ``int64_t[]`` of the helper's
+    ``record``), 0 for None: what the helper's method reads a keyword call's look from
+    (:mod:`spf.runtime.plan_method`); the caller keeps ``want`` alive with it."""
+    if want is None or not _FFI:
+        return 0
+    return int(_FFI[0].cast("intptr_t", want))
 
 
 def fire_record(fn: Any, cargs: tuple[Any, ...], want: Any) -> tuple[int, Any] | None:

@@ -14,15 +14,21 @@ which the interpreter calls with the caller's dictionary as it is, and which rea
 same record in C (the kernel's ``_quick`` entry of that plan, by id and by its weak
 reference to that very plan; its ``hot`` call and that call's record of the arguments'
 look, with ``plan`` and ``check=False`` besides) and makes the C call, exactly where the
-Python block it stands for would. Any other call (``check=True``, no plan, positional
-arguments, other arguments or arrays changed in place, a plan whose last call did not run
-hot) runs the Python ``__call__`` with the same arguments, which decides, records and
-raises as before. ``inspect.signature`` and ``help`` read the Python ``__call__`` through
-the method's ``__wrapped__``.
+Python block it stands for would. A keyword call of a ``"coarse"`` or ``"levels"``
+plan's last arguments, unchanged (a record with no hot call and no in-order replay of its
+own, its look recorded in C), is read there too, and the method then runs the record's
+``fire`` (:meth:`~spf.runtime.plan_call.Quick.fire`: the governor's team, then the
+replay's C call), as the Python ``__call__`` would through ``Quick.run``, without its
+frame, the copy of the keyword dictionary into its ``**args``, its record look-ups and the
+look's cffi call. Any other call (``check=True``, no plan, positional arguments, other
+arguments or arrays changed in place, a serial plan whose last call did not run hot, a
+record with no look in C) runs the Python ``__call__`` with the same arguments, which
+decides, records and raises as before. ``inspect.signature`` and ``help`` read the Python
+``__call__`` through the method's ``__wrapped__``.
 
-It is installed when the first hot call's record is made (so never where the helper
-cannot be built, and never before a process makes such calls), and stays for the
-process's life.
+It is installed when the first hot call's record is made, or the first record of
+unchecked calls whose look the helper read (so never where the helper cannot be built,
+and never before a process makes such calls), and stays for the process's life.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import platform
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -262,6 +263,105 @@ def test_a_prepared_call_with_a_plan_equals_the_kernels(
         call(y=y2, x=x2, b=b.copy())  # by name, other objects
         np.testing.assert_array_equal(y2, want_y)
         assert fused.last_threads == (1 if strategy == "serial" else team)
+
+
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize("strategy", ["coarse", "levels"])
+def test_alternating_keyword_and_prepared_calls_of_a_plan_keep_their_buffers_bound(
+    fused: WavefrontKernel, pair: Any, monkeypatch: pytest.MonkeyPatch, team: int, strategy: str
+) -> None:
+    """A keyword call and a prepared call of one plan on other arrays, one after the other
+    (the benchmark's rotation), share the plan's replay: each finds its own arrays' cffi
+    buffers still bound (:attr:`spf.runtime.plan_call.Replay.before`) and writes its own
+    arrays. Before, each call bound every array of the call anew (7 buffers)."""
+    look_helper()
+    m = matrix(1500, 0.004, 14)
+    args = gauss_seidel_args(m)
+    plan = fused.inspect(
+        strategy=strategy, threads=2, **{k: v for k, v in args.items() if k != "A"}
+    )
+    b = np.random.default_rng(3).standard_normal(1500)
+    want_x, want_y = expected(pair, args, b)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    x, y, x2, y2 = np.zeros(1500), np.zeros(1500), np.zeros(1500), np.zeros(1500)
+    bound: list[int] = []
+    with exactly(team):
+        for _ in range(2):  # recorded, then replayed: both sets bound
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+            call(x2, y2, b)
+        replays = fused._quick[id(plan)].replays.values()
+        for kernel in {id(r.kernel): r.kernel for r in replays if r is not None}.values():
+            binds = kernel._from_buffer
+
+            def counting(ctype: Any, a: Any, binds: Any = binds) -> Any:
+                bound.append(1)
+                return binds(ctype, a)
+
+            monkeypatch.setattr(kernel, "_from_buffer", counting)
+        for _ in range(3):
+            x[:], y[:], x2[:], y2[:] = 0.0, 0.0, 0.0, 0.0
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+            np.testing.assert_array_equal(x2, 0.0)  # the keyword call wrote its own arrays
+            call(x2, y2, b)
+            for got in ((x, y), (x2, y2)):
+                np.testing.assert_array_equal(got[0], want_x)
+                np.testing.assert_array_equal(got[1], want_y)
+        assert fused.last_threads == team
+    assert not bound  # no buffer bound again
+
+
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize("strategy", ["coarse", "levels"])
+def test_a_parallel_plans_keyword_calls_on_the_same_arrays_fire_from_the_method(
+    fused: WavefrontKernel, pair: Any, monkeypatch: pytest.MonkeyPatch, team: int, strategy: str
+) -> None:
+    """A coarse or levels plan's keyword call on its last call's very arguments, unchanged,
+    is read by the helper's method in C, which runs the record's ``fire`` (the governor's
+    team, then the replay's C call) without the Python ``__call__`` (Quick.run); anything
+    else still takes the Python call: an array changed in place is refused, other arrays
+    are bound."""
+    look_helper()
+    if not plan_look.HOT_METHOD:
+        pytest.skip("the look helper does not load as an extension here")
+    args = gauss_seidel_args(matrix(1200, 0.005, 23))
+    index = {k: v for k, v in args.items() if k != "A"}
+    plan = fused.inspect(strategy=strategy, threads=2, **index)
+    assert plan.strategy == strategy
+    b = np.random.default_rng(4).standard_normal(1200)
+    want_x, want_y = expected(pair, args, b)
+    x, y = np.zeros(1200), np.zeros(1200)
+    with exactly(team):
+        for _ in range(2):  # validated and recorded, then replayed
+            y[:] = 0.0
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+        assert not isinstance(WavefrontKernel.__dict__["__call__"], types.FunctionType)
+        seen: list[str] = []
+        for name in ("run", "fire"):
+            real = getattr(plan_call.Quick, name)
+            monkeypatch.setattr(
+                plan_call.Quick, name, lambda *a, r=real, n=name, **k: seen.append(n) or r(*a, **k)
+            )
+        for _ in range(3):
+            x[:], y[:] = 0.0, 0.0
+            fused._last_threads = None
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+            np.testing.assert_array_equal(x, want_x)
+            np.testing.assert_array_equal(y, want_y)
+            assert fused.last_threads == team
+        assert seen == ["fire"] * 3  # from the method: no Python __call__, no Quick.run
+        x.shape = (600, 2)
+        with pytest.raises(ArgumentError, match="x"):
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+        x.shape = (1200,)
+        y.setflags(write=False)
+        with pytest.raises(ArgumentError, match="y"):
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+        y.setflags(write=True)
+        x2, y2 = np.zeros(1200), np.zeros(1200)
+        fused(x=x2, y=y2, b=b, plan=plan, check=False, **args)
+        np.testing.assert_array_equal(x2, want_x)
+        np.testing.assert_array_equal(y2, want_y)
+        assert "run" in seen
 
 
 def test_a_prepared_call_refuses_what_a_keyword_call_refuses(fused: WavefrontKernel) -> None:

@@ -49,18 +49,25 @@ def test_parts_hold_every_node_once_each_after_what_completes_it(blocks: int) ->
             assert part == sorted(part)  # each part's rows increase
 
 
-def test_a_level_takes_free_rows_up_to_its_blocks_work() -> None:
+def test_a_level_takes_free_rows_up_to_its_blocks_time() -> None:
+    """A level's second part takes ready free rows up to ``SHARE`` times its block's work
+    (the second thread's rows balance the solve block's time: a unit of the solve costs
+    more than one of the product); with every row ready it takes more than the block's
+    units (it stopped at them: the second thread idled through the block's end)."""
     n, reach = 64, 3
     after, work = band(n, reach)
     parts = pipeline.pipeline(after, work, 4)
     assert parts is not None
     got = levels_of(parts)
     assert got[0][1] == []  # nothing is ready before the first block is done
+    past = 0
     for lev in range(1, 4):
         block = int(work[got[lev][0]].sum())
         free = int(work[got[lev][1]].sum())
-        assert 0 < free <= block
+        assert 0 < free <= block * pipeline.SHARE
+        past += free > block
         assert int(parts.largest[lev]) == max(block, free)
+    assert past > 0
     first, second = (int(work[part].sum()) for part in got[-1])
     assert abs(first - second) <= 2 * reach + 1  # the rest in two halves
 
