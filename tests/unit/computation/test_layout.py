@@ -452,3 +452,33 @@ def test_folding_twice_resizes_the_implicit_buffer() -> None:
     y = np.zeros((3, 4))
     comp.compile()(y=y, N=3, M=4)
     np.testing.assert_array_equal(y, np.add.outer(np.arange(3), np.arange(4)))
+
+
+def test_parallel_loop_over_a_folded_buffer_names_the_buffer_and_the_fix() -> None:
+    """A fold's storage dependence is on the buffer itself ('t_buf'), and the refusal of a
+    parallel loop over it said only that: the hint naming allocate_at (given for a cache_read
+    buffer) looked for a data space of that name. Following the advice is legal and right."""
+    comp = spf.Computation("rowtemp")
+    comp.add_data_space("x", "double", shape=("N", "K"))
+    comp.add_data_space("y", "double", shape=("N", "K"))
+    comp.add_local("t", "double", shape=("N", "K"))
+    s0 = comp.add_stmt(
+        spf.Stmt("$t$(i, c) = 2.0 * $x$(i, c);", "{[i,c]: 0 <= i < N && 0 <= c < K}")
+    )
+    s1 = comp.add_stmt(
+        spf.Stmt("$y$(i, c) = $t$(i, c) + 1.0;", "{[i,c]: 0 <= i < N && 0 <= c < K}")
+    )
+    s1.after(s0, "i")
+    s0.storage_fold("i", 1)
+    s0.parallelize("i")
+    with pytest.raises(spf.IllegalScheduleError, match="cannot run in parallel") as err:
+        comp.check_legality()
+    assert (
+        "buffer 't_buf' is one array allocated once per call and shared by every iteration of "
+        "loop 'i': give each iteration its own with comp.buffer('t_buf').allocate_at('s0', 'i')"
+    ) in str(err.value)
+    comp.buffer("t_buf").allocate_at("s0", "i")
+    comp.check_legality()
+    x, y = np.arange(35.0).reshape(7, 5), np.zeros((7, 5))
+    comp.compile()(x=x, y=y)
+    np.testing.assert_array_equal(y, 2 * x + 1)
