@@ -32,7 +32,7 @@ from spf.analysis.dependences import (
     same_element,
     same_rank,
 )
-from spf.errors import IllegalScheduleError
+from spf.errors import IllegalScheduleError, ScheduleError, SpfError
 from spf.ir.dependence import Dependence
 from spf.ir.reading import (
     buffer_of,
@@ -89,7 +89,14 @@ def _scope(ir: ComputationIR, buffer: str) -> int | None:
     stmt, level = b.allocation
     if level is None:  # spf.ROOT
         return None
-    return position_in(ir.parsed_stmt(stmt), level, ir.schedule_width)
+    try:
+        return position_in(ir.parsed_stmt(stmt), level, ir.schedule_width)
+    except SpfError as err:  # a later command renamed the loop (split, tile)
+        raise ScheduleError(
+            f"buffer {buffer!r} is allocated at loop {level!r} of {stmt} "
+            f"(comp.buffer({buffer!r}).allocate_at({stmt!r}, {level!r})), which no longer "
+            f"exists ({err}); call allocate_at again with one of its loops now"
+        ) from None
 
 
 def _times(ir: ComputationIR, stmt: StmtReading, names: list[str]) -> tuple[str, ...] | None:

@@ -482,3 +482,28 @@ def test_parallel_loop_over_a_folded_buffer_names_the_buffer_and_the_fix() -> No
     x, y = np.arange(35.0).reshape(7, 5), np.zeros((7, 5))
     comp.compile()(x=x, y=y)
     np.testing.assert_array_equal(y, 2 * x + 1)
+
+
+def test_an_allocation_at_a_loop_a_later_split_renamed_names_the_buffer() -> None:
+    """allocate_at(s0, 'i') then s0.split('i', ...): check_legality and codegen raised a bare
+    "unknown loop 'i'; known loops: 'i0', 'i1'" from the storage check, naming no buffer
+    and no allocate_at (codegen(check=False) already said which buffer)."""
+    comp = spf.Computation("rowtemp")
+    comp.add_data_space("x", "double", shape=("N", "K"))
+    comp.add_data_space("y", "double", shape=("N", "K"))
+    comp.add_local("t", "double", shape=("N", "K"))
+    s0 = comp.add_stmt(
+        spf.Stmt("$t$(i, c) = 2.0 * $x$(i, c);", "{[i,c]: 0 <= i < N && 0 <= c < K}")
+    )
+    s1 = comp.add_stmt(
+        spf.Stmt("$y$(i, c) = $t$(i, c) + 1.0;", "{[i,c]: 0 <= i < N && 0 <= c < K}")
+    )
+    s1.after(s0, "i")
+    s0.storage_fold("i", 1)
+    comp.buffer("t_buf").allocate_at("s0", "i")
+    s0.split("i", 2, "i0", "i1")
+    message = r"buffer 't_buf' is allocated at loop 'i' of s0 .*allocate_at\('s0', 'i'\)\), which"
+    with pytest.raises(spf.ScheduleError, match=message):
+        comp.check_legality()
+    with pytest.raises(spf.ScheduleError, match=message):
+        comp.codegen()
