@@ -507,3 +507,17 @@ def test_an_allocation_at_a_loop_a_later_split_renamed_names_the_buffer() -> Non
         comp.check_legality()
     with pytest.raises(spf.ScheduleError, match=message):
         comp.codegen()
+
+
+def test_a_store_in_relation_with_named_tuples_says_the_form_it_takes() -> None:
+    """isl's usual spelling {bx[a, b] -> T[a, b]} was refused as "unexpected 'bx'; expected
+    '[' or ':'", without the form store_in takes (the statement's iterators, unnamed)."""
+    comp = spf.kernels.blur2d()
+    t = comp.add_buffer("T", ("N", "M"), "double")
+    with pytest.raises(
+        spf.ScheduleError,
+        match=r"bad index relation .*with unnamed tuples: \{\[i, j\] -> \[\.\.\.\]\}",
+    ):
+        comp.stmt("s0").store_in(t, "{bx[a,b] -> T[a,b]}")
+    comp.stmt("s0").store_in(t, "{[i,j] -> [i,j]}")
+    assert comp.storage_of("bx") == ("T", ("t0", "t1"))
