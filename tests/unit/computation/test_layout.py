@@ -521,3 +521,31 @@ def test_a_store_in_relation_with_named_tuples_says_the_form_it_takes() -> None:
         comp.stmt("s0").store_in(t, "{bx[a,b] -> T[a,b]}")
     comp.stmt("s0").store_in(t, "{[i,j] -> [i,j]}")
     assert comp.storage_of("bx") == ("T", ("t0", "t1"))
+
+
+@pytest.mark.parametrize("index", [["i"], ["N - 1 - i"], ["2*i"]])
+def test_a_copy_of_a_data_space_stored_one_element_per_location_is_accepted(
+    index: list[str],
+) -> None:
+    """A host/device copy reads its whole data space, a region and not one element per
+    instance, so the storage check could not tell its elements apart and refused any layout
+    of it as reusing storage too early ('s0 writes b into T at a location that still holds
+    the value of b that s0 wrote'), even the identity. A layout that gives every element its
+    own location cannot reuse one; a fold still can, and stays refused."""
+
+    def build(idx: list[str], extent: str) -> spf.Computation:
+        comp = spf.Computation("twice")
+        comp.add_data_space("a", "double", shape=("N",))
+        comp.add_data_space("b", "double", shape=("N",))
+        s0 = comp.add_stmt(spf.Stmt("$b$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+        comp.add_stmt(spf.Stmt("$a$(i) = $b$(i) + 1;", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+        s0.store_in(comp.add_buffer("T", (extent,), "double"), idx)
+        comp.host_to_device("b")  # after both statements: C prints it as a comment
+        return comp
+
+    comp = build(index, "2*N" if index == ["2*i"] else "N")
+    a, t = np.arange(9.0), np.zeros(18 if index == ["2*i"] else 9)
+    comp.compile()(a=a, T=t)
+    np.testing.assert_array_equal(a, 2 * np.arange(9.0) + 1)
+    with pytest.raises(spf.IllegalScheduleError, match="reuses storage too early"):
+        build(["i % 3"], "3").check_legality()
