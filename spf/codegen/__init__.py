@@ -121,7 +121,7 @@ def lower_checked(
     check at run time and ``signature.preconditions`` the parameter conditions."""
     from spf.analysis import legality
     from spf.analysis.bounds import check_bounds
-    from spf.codegen import moved_layouts
+    from spf.codegen import moved_layouts, mpi_matching
     from spf.codegen.program import lower
     from spf.ir.check import check as check_ir
     from spf.progress import Progress
@@ -142,6 +142,8 @@ def lower_checked(
         stage = "checking legality"
         if check:
             legality.check(ir, target)
+            if target == "mpi":
+                mpi_matching.check(ir)
         stage = "scanning the loops"
         progress.phase("scanning")
         program = lower(ir, name)  # refuses unbounded loops before bounds are looked at
