@@ -142,8 +142,6 @@ def lower_checked(
         stage = "checking legality"
         if check:
             legality.check(ir, target)
-            if target == "mpi":
-                mpi_matching.check(ir)
         stage = "scanning the loops"
         progress.phase("scanning")
         program = lower(ir, name)  # refuses unbounded loops before bounds are looked at
@@ -152,6 +150,8 @@ def lower_checked(
             stage = "proving accesses in bounds"
             progress.phase("proving bounds")
             report = check_bounds(ir)
+            if target == "mpi":  # after the bounds: a region out of bounds is told first
+                mpi_matching.check(ir)
             obligations = report.obligations
             sig = replace(program.signature, preconditions=report.preconditions)
             program = replace(program, signature=sig)
