@@ -914,9 +914,17 @@ class CudaPrinter(CPrinter):
             )
         name = op.buffer
         if name not in self.array_names:
+            stored = next((d.buffer for d in self.p.data if d.name == name and d.buffer), None)
+            where = (
+                f"; {name!r} is stored in buffer {stored!r} (store_in): name the buffer, "
+                f"comp.{op.kind}(comp.buffer({stored!r}))"
+                if stored in self.array_names
+                else ""
+            )
             raise CodegenError(
                 f"statement {n.stmt}: {op.kind}({name}) names no array argument of "
                 f"{self.fname}; copies move kernel arguments (data spaces, global buffers)"
+                f"{where}"
             )
         if op.kind == "device_to_host" and any(a.const for a in self._args([name])):
             raise CodegenError(

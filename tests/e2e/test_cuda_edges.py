@@ -492,6 +492,33 @@ def test_a_kernel_reading_an_array_before_its_host_to_device_is_refused(
         np.testing.assert_array_equal(a, 2 * np.arange(21.0) + 1)
 
 
+def test_a_copy_of_a_data_space_stored_in_a_buffer_names_the_buffer() -> None:
+    """device_to_host('b') of a b that store_in put in the global buffer T said only that b
+    is no argument; the refusal now names the buffer to copy instead, which is right."""
+
+    def build(copy_buffer: bool) -> spf.Computation:
+        comp = spf.Computation("tr")
+        comp.add_data_space("a", "double", shape=("N", "M"))
+        comp.add_data_space("b", "double", shape=("N", "M"))
+        dom = "{[i,j]: 0 <= i < N && 0 <= j < M}"
+        s = comp.add_stmt(spf.Stmt("$b$(i, j) = 2.0 * $a$(i, j);", dom))
+        t = comp.add_buffer("T", ("M", "N"), "double")
+        s.store_in(t, ["j", "i"])
+        s.tile_gpu("i", "j", 4, 4)
+        comp.device_to_host(t if copy_buffer else "b")
+        return comp
+
+    with pytest.raises(
+        spf.CodegenError,
+        match=r"device_to_host\(b\) names no array argument .* 'b' is stored in buffer 'T' "
+        r"\(store_in\): name the buffer, comp.device_to_host\(comp.buffer\('T'\)\)",
+    ):
+        build(False).codegen("cuda")
+    a, t = np.random.default_rng(0).random((13, 7)), np.zeros((7, 13))
+    build(True).compile(target="cuda", emulate=True)(a=a, T=t)
+    np.testing.assert_array_equal(t, 2 * a.T)
+
+
 def test_a_device_to_host_of_a_read_only_argument_is_refused() -> None:
     """g++ / nvcc failed on the copy into a const pointer."""
     comp = spf.Computation("readonly")
