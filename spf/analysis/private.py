@@ -276,12 +276,21 @@ def shared_scalar_hint(ir: ComputationIR, space: str, loop: str) -> str:
 def shared_buffer_hint(ir: ComputationIR, space: str, loop: str, stmt: str) -> str:
     """Advice for a dependence on ``space`` that loop ``loop`` of ``stmt`` carries: when
     ``space`` is stored in a function-level buffer (a ``cache_read`` copy's
-    ``<data space>_pack_buf``, a ``store_in`` buffer allocated once per call), how to give
-    each iteration its own (empty otherwise)."""
+    ``<data space>_pack_buf``, a ``store_in`` buffer allocated once per call), or when
+    ``space`` is such a buffer (a storage dependence: a fold), how to give each iteration
+    its own (empty otherwise)."""
     if not loop:
         return ""
     stored = {p.buffer for p in ir.placements if p.data_space == space}
     for b in ir.buffers:
+        if b.name == space and b.allocation is None and not b.argument:
+            # a storage dependence (two elements at one location of a fold or store_in)
+            return (
+                f"; buffer {b.name!r} is one array allocated once per call and shared by "
+                f"every iteration of loop {loop!r}: give each iteration its own with "
+                f"comp.buffer({b.name!r}).allocate_at({stmt!r}, {loop!r}) (or at a loop "
+                "inside it that holds its writers and readers)"
+            )
         if b.name in stored and b.allocation is None and not b.argument:
             return (
                 f"; {space!r} is stored in buffer {b.name!r}, one array allocated once per "

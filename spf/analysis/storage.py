@@ -32,7 +32,7 @@ from spf.analysis.dependences import (
     same_element,
     same_rank,
 )
-from spf.errors import IllegalScheduleError
+from spf.errors import IllegalScheduleError, ScheduleError, SpfError
 from spf.ir.dependence import Dependence
 from spf.ir.reading import (
     buffer_of,
@@ -89,7 +89,14 @@ def _scope(ir: ComputationIR, buffer: str) -> int | None:
     stmt, level = b.allocation
     if level is None:  # spf.ROOT
         return None
-    return position_in(ir.parsed_stmt(stmt), level, ir.schedule_width)
+    try:
+        return position_in(ir.parsed_stmt(stmt), level, ir.schedule_width)
+    except SpfError as err:  # a later command renamed the loop (split, tile)
+        raise ScheduleError(
+            f"buffer {buffer!r} is allocated at loop {level!r} of {stmt} "
+            f"(comp.buffer({buffer!r}).allocate_at({stmt!r}, {level!r})), which no longer "
+            f"exists ({err}); call allocate_at again with one of its loops now"
+        ) from None
 
 
 def _times(ir: ComputationIR, stmt: StmtReading, names: list[str]) -> tuple[str, ...] | None:
@@ -127,7 +134,9 @@ def _alias(
         return loc
     fa, fb = a.logical.as_function(xs), b.logical.as_function(ys)
     if fa is None or fb is None:
-        return loc  # cannot tell elements apart: keep (sound)
+        # an operation's region (a send, a host/device copy): different elements of it
+        # share a location only when the placement does
+        return None if _injective(ir, a.space) else loc  # else cannot tell: keep (sound)
     found: Set | None = None
     for ea, eb in zip(fa, fb, strict=True):
         for op in ("<", ">"):
@@ -135,6 +144,16 @@ def _alias(
             if not piece.is_empty():
                 found = piece if found is None else found.union(piece)
     return found
+
+
+def _injective(ir: ComputationIR, space: str) -> bool:
+    """Whether the placement of ``space`` puts every element at a location of its own (a
+    transpose, a shift; not a fold): elements at one location are then one element."""
+    p = placement_of(ir, space)
+    if p is None:
+        return False
+    rel = placement_relation(ir, p)
+    return rel.inverse().compose(rel).as_function() is not None
 
 
 _KIND = {("write", "read"): "flow", ("read", "write"): "anti", ("write", "write"): "output"}

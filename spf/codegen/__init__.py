@@ -121,6 +121,7 @@ def lower_checked(
     check at run time and ``signature.preconditions`` the parameter conditions."""
     from spf.analysis import legality
     from spf.analysis.bounds import check_bounds
+    from spf.codegen import moved_layouts, mpi_matching
     from spf.codegen.program import lower
     from spf.ir.check import check as check_ir
     from spf.progress import Progress
@@ -137,6 +138,7 @@ def lower_checked(
     stage = "checking the IR"
     try:
         check_ir(ir)  # an IR built by hand is what a computation records
+        moved_layouts.check(ir)  # before legality: its storage check reads such runs loosely
         stage = "checking legality"
         if check:
             legality.check(ir, target)
@@ -148,6 +150,8 @@ def lower_checked(
             stage = "proving accesses in bounds"
             progress.phase("proving bounds")
             report = check_bounds(ir)
+            if target == "mpi":  # after the bounds: a region out of bounds is told first
+                mpi_matching.check(ir)
             obligations = report.obligations
             sig = replace(program.signature, preconditions=report.preconditions)
             program = replace(program, signature=sig)

@@ -395,6 +395,9 @@ class CudaPrinter(CPrinter):
         device memory nothing wrote). Every other array keeps both implicit copies."""
         self.host_calls = self._host_calls(program.body)
         self.deps = self._macro_identifiers()
+        self.on_device: set[str] = set()
+        """Arrays a ``host_to_device`` copied, or a kernel wrote, so far in print order
+        (:meth:`_check_copied_in`)."""
         self._codes: str | None = None  # _device_codes, once
 
     # ------------------------------------------------------------------ analysis
@@ -854,6 +857,49 @@ class CudaPrinter(CPrinter):
         except KeyError:
             raise CodegenError(f"spf bug: Alloc of unknown buffer {name!r}") from None
 
+    def _memory(self, spaces: set[str]) -> set[str]:
+        """The arrays (data spaces or the buffers they are stored in) behind ``spaces``."""
+        stored = {d.name: d.buffer for d in self.p.data if d.buffer is not None}
+        return {stored.get(name, name) for name in spaces}
+
+    def _check_copied_in(self, kernel: str, first: For, arrays: list[str]) -> None:
+        """Refuse a kernel that reads an array a ``host_to_device`` names before any such
+        copy (or an earlier kernel) put it on the device: such an array has no implicit copy
+        in, so the kernel would read device memory nothing wrote (garbage). A copy created
+        after the statements stays at the end of the program unless it is ordered."""
+        reads: set[str] = set()
+        writes: set[str] = set()
+        stmts: list[str] = []
+        for m in walk(first):
+            if isinstance(m, Call) and m.stmt in self.macros:
+                macro = self.macros[m.stmt]
+                if macro.operation is not None:
+                    continue
+                stmts.append(m.stmt)
+                accumulated = {ds for ds, _, _ in macro.accumulates}
+                reads |= self._memory(set(macro.reads) | accumulated)
+                writes |= self._memory(set(macro.assigns) | accumulated)
+        named = self.explicit["host_to_device"]
+        for a in arrays:
+            if a in named and a in reads and a not in self.on_device:
+                copies = sorted(
+                    s.name
+                    for s in self.p.stmts
+                    if s.operation is not None
+                    and s.operation.kind == "host_to_device"
+                    and s.operation.buffer == a
+                )
+                readers = ", ".join(dict.fromkeys(stmts))
+                raise CodegenError(
+                    f"kernel {kernel} (statement {readers}) reads {a!r} on the device before "
+                    f"the host_to_device({a}) of statement {', '.join(copies)} copies it "
+                    f"there: an array a host_to_device names is not copied in implicitly, so "
+                    f"the kernel would read device memory nothing wrote; order the copy before "
+                    f"the kernel (comp.stmt({copies[0]!r}).then(...), or create it before the "
+                    f"statements), or remove the copy to keep the implicit ones"
+                )
+        self.on_device |= writes
+
     def _host_operation(self, n: Call, op: Operation) -> None:
         macro = self.macros[n.stmt]
         args = dict(zip(macro.params, (loop_tree(a) for a in n.args), strict=True))
@@ -868,9 +914,17 @@ class CudaPrinter(CPrinter):
             )
         name = op.buffer
         if name not in self.array_names:
+            stored = next((d.buffer for d in self.p.data if d.name == name and d.buffer), None)
+            where = (
+                f"; {name!r} is stored in buffer {stored!r} (store_in): name the buffer, "
+                f"comp.{op.kind}(comp.buffer({stored!r}))"
+                if stored in self.array_names
+                else ""
+            )
             raise CodegenError(
                 f"statement {n.stmt}: {op.kind}({name}) names no array argument of "
                 f"{self.fname}; copies move kernel arguments (data spaces, global buffers)"
+                f"{where}"
             )
         if op.kind == "device_to_host" and any(a.const for a in self._args([name])):
             raise CodegenError(
@@ -898,6 +952,8 @@ class CudaPrinter(CPrinter):
             )
         elif op.kind == "host_to_device":
             self.out.line(f"SPF_CHECK(cudaMemcpy({dev}, {host}, {size}, cudaMemcpyHostToDevice));")
+        if op.kind == "host_to_device":
+            self.on_device.add(name)
         else:  # after the launches, on whatever stream they ran (CuPy's current one)
             self.out.line("SPF_CHECK(cudaDeviceSynchronize());")
             self.out.line(f"SPF_CHECK(cudaMemcpy({host}, {dev}, {size}, cudaMemcpyDeviceToHost));")
@@ -920,6 +976,7 @@ class CudaPrinter(CPrinter):
         name = f"{self.fname}_k{len(self.kernels)}"
         kernel = _KernelBuilder(self, name, _chain(first, "gpu_block"))
         text, arrays = kernel.text()
+        self._check_copied_in(name, first, arrays)
         scalars = [*self.params, *self.host_scope]
         self.kernels.append(_Kernel(name, text, arrays, scalars, kernel.memory.local))
         for a in arrays:

@@ -277,7 +277,11 @@ def make_placement(
         try:
             given = Relation(index, ufs=ufs)
         except ParseError as err:
-            raise ScheduleError(f"{where}: bad index relation {index!r}: {err.message}") from err
+            form = f"{{[{', '.join(its)}] -> [...]}}"
+            raise ScheduleError(
+                f"{where}: bad index relation {index!r}: {err.message}; write it from the "
+                f"statement's iterators to the buffer's index, with unnamed tuples: {form}"
+            ) from err
         if given.in_arity != len(its):
             raise ArityError(
                 f"{where}: the index relation {index} takes {given.in_arity}-tuples but the "

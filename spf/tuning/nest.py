@@ -231,8 +231,13 @@ def analyze(
                 item = int(getattr(getattr(arr, "dtype", None), "itemsize", 8))
                 accesses.append(Access(ds, _outputs(str(rel)), item, kind == "w", weight))
     bound = dict(eqs.items())
-    reads = tuple(
-        dict.fromkeys(ds for ds, _ in main.reads if ds not in {d for d, _ in main.writes})
+    written = {d for d, _ in main.writes}
+    reads = tuple(  # what cache_read can pack: one read access per data space, not written
+        dict.fromkeys(
+            ds
+            for ds, rel in main.reads
+            if ds not in written and all(r.is_equal(rel) for d, r in main.reads if d == ds)
+        )
     )
     from spf.tuning.pipeline import find as pipes
     from spf.tuning.skew import find as stencil

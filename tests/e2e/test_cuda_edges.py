@@ -451,6 +451,74 @@ def test_an_array_only_a_device_to_host_names_is_copied_in_once() -> None:
     np.testing.assert_array_equal(w, x + 1)
 
 
+def copy_after_kernel(host_reader: bool, copy_first: bool = False) -> spf.Computation:
+    """``b = 2 a`` on the GPU, then (on the host with ``host_reader``) ``a = b + 1``, with a
+    ``host_to_device("a")`` created after the statements (so it runs after the kernel), or
+    before them with ``copy_first``."""
+    comp = spf.Computation("lateh2d")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_data_space("b", "double", shape=("N",))
+    if copy_first:
+        comp.host_to_device("a")
+    k = comp.add_stmt(spf.Stmt("$b$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+    s1 = comp.add_stmt(spf.Stmt("$a$(i) = $b$(i) + 1;", "{[i]: 0 <= i < N}", "{[i]->[2,i,0]}"))
+    k.split("i", 8, "i0", "i1").gpu(("i0",), ("i1",))
+    if not host_reader:
+        s1.split("i", 8, "i0", "i1").gpu(("i0",), ("i1",))
+    if not copy_first:
+        comp.host_to_device("a")
+    return comp
+
+
+@pytest.mark.parametrize("host_reader", [True, False])
+def test_a_kernel_reading_an_array_before_its_host_to_device_is_refused(
+    host_reader: bool,
+) -> None:
+    """An array a host_to_device names has no implicit copy in: a kernel that read it before
+    that copy (here one created after the statements, so placed last) read device memory
+    nothing wrote, and the emulated run gave a = 1 everywhere (a = 2 a + 1 in C)."""
+    comp = copy_after_kernel(host_reader)
+    with pytest.raises(
+        spf.CodegenError,
+        match=r"kernel lateh2d_k0 \(statement s0\) reads 'a' on the device "
+        r"before the host_to_device\(a\) of statement s2",
+    ):
+        comp.codegen("cuda")
+    comp = copy_after_kernel(host_reader, copy_first=True)  # copied in, then read
+    a, b = np.arange(21.0), np.zeros(21)
+    comp.compile(target="cuda", emulate=True)(a=a, b=b)
+    np.testing.assert_array_equal(b, 2 * np.arange(21.0))
+    if host_reader:  # a stays on the device otherwise (no copy back of a, as the copies say)
+        np.testing.assert_array_equal(a, 2 * np.arange(21.0) + 1)
+
+
+def test_a_copy_of_a_data_space_stored_in_a_buffer_names_the_buffer() -> None:
+    """device_to_host('b') of a b that store_in put in the global buffer T said only that b
+    is no argument; the refusal now names the buffer to copy instead, which is right."""
+
+    def build(copy_buffer: bool) -> spf.Computation:
+        comp = spf.Computation("tr")
+        comp.add_data_space("a", "double", shape=("N", "M"))
+        comp.add_data_space("b", "double", shape=("N", "M"))
+        dom = "{[i,j]: 0 <= i < N && 0 <= j < M}"
+        s = comp.add_stmt(spf.Stmt("$b$(i, j) = 2.0 * $a$(i, j);", dom))
+        t = comp.add_buffer("T", ("M", "N"), "double")
+        s.store_in(t, ["j", "i"])
+        s.tile_gpu("i", "j", 4, 4)
+        comp.device_to_host(t if copy_buffer else "b")
+        return comp
+
+    with pytest.raises(
+        spf.CodegenError,
+        match=r"device_to_host\(b\) names no array argument .* 'b' is stored in buffer 'T' "
+        r"\(store_in\): name the buffer, comp.device_to_host\(comp.buffer\('T'\)\)",
+    ):
+        build(False).codegen("cuda")
+    a, t = np.random.default_rng(0).random((13, 7)), np.zeros((7, 13))
+    build(True).compile(target="cuda", emulate=True)(a=a, T=t)
+    np.testing.assert_array_equal(t, 2 * a.T)
+
+
 def test_a_device_to_host_of_a_read_only_argument_is_refused() -> None:
     """g++ / nvcc failed on the copy into a const pointer."""
     comp = spf.Computation("readonly")

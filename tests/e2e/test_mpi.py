@@ -532,7 +532,8 @@ def test_launcher_command_line_for_an_interpreter_without_mpi4py() -> None:
 
 
 def _overlap_source(stored: bool) -> str:
-    """Receive a halo ``h``, compute on other data ``w`` (overlaps), then read the halo.
+    """Receive a halo ``h``, compute on other data ``w`` (overlaps), then read the halo (and
+    send ``w`` to the next rank: the message the previous rank's receive waits for).
     ``stored``: ``h`` lives in buffer ``hbuf`` (``store_in``) and the receive names the buffer."""
     comp = spf.Computation("overlap")
     for name in ("h", "w", "z"):
@@ -548,6 +549,7 @@ def _overlap_source(stored: bool) -> str:
     stmts.append(comp.receive("{[q]: 1 <= q < P}", target, ["0"], "N", "q - 1"))
     stmts.append(comp.add_stmt(spf.Stmt("$w$(i) = 2.0 * $w$(i);", dom, "{[q,i]->[2,q,0,i,0]}")))
     stmts.append(comp.add_stmt(spf.Stmt("$z$(i) = $h$(i);", dom, "{[q,i]->[3,q,0,i,0]}")))
+    stmts.append(comp.send("{[q]: 0 <= q < P - 1}", "w", ["0"], "N", "q + 1"))  # the halo's
     for s in stmts:
         if not s.tags:
             s.distribute("q")
@@ -560,7 +562,7 @@ def _overlap_source(stored: bool) -> str:
 @pytest.mark.parametrize("stored", [False, True])
 def test_statements_on_other_data_overlap_with_the_exchange(stored: bool) -> None:
     body = _overlap_source(stored)
-    body = body[body.index("if (q >= 1 && q < P)") :]  # the ranks that receive (rank 0 does not)
+    body = body[body.index("const int64_t q = spf_rank;") :]  # the first rank loop
     names = [f"s{k}" for k in range(4)] if stored else ["s0", "s1", "s2"]
     recv, other, use = (body.index(f"{n}(q") for n in names[-3:])
     wait = body.index("spf_mpi_waitall(&spf_mpi);")

@@ -452,3 +452,100 @@ def test_folding_twice_resizes_the_implicit_buffer() -> None:
     y = np.zeros((3, 4))
     comp.compile()(y=y, N=3, M=4)
     np.testing.assert_array_equal(y, np.add.outer(np.arange(3), np.arange(4)))
+
+
+def test_parallel_loop_over_a_folded_buffer_names_the_buffer_and_the_fix() -> None:
+    """A fold's storage dependence is on the buffer itself ('t_buf'), and the refusal of a
+    parallel loop over it said only that: the hint naming allocate_at (given for a cache_read
+    buffer) looked for a data space of that name. Following the advice is legal and right."""
+    comp = spf.Computation("rowtemp")
+    comp.add_data_space("x", "double", shape=("N", "K"))
+    comp.add_data_space("y", "double", shape=("N", "K"))
+    comp.add_local("t", "double", shape=("N", "K"))
+    s0 = comp.add_stmt(
+        spf.Stmt("$t$(i, c) = 2.0 * $x$(i, c);", "{[i,c]: 0 <= i < N && 0 <= c < K}")
+    )
+    s1 = comp.add_stmt(
+        spf.Stmt("$y$(i, c) = $t$(i, c) + 1.0;", "{[i,c]: 0 <= i < N && 0 <= c < K}")
+    )
+    s1.after(s0, "i")
+    s0.storage_fold("i", 1)
+    s0.parallelize("i")
+    with pytest.raises(spf.IllegalScheduleError, match="cannot run in parallel") as err:
+        comp.check_legality()
+    assert (
+        "buffer 't_buf' is one array allocated once per call and shared by every iteration of "
+        "loop 'i': give each iteration its own with comp.buffer('t_buf').allocate_at('s0', 'i')"
+    ) in str(err.value)
+    comp.buffer("t_buf").allocate_at("s0", "i")
+    comp.check_legality()
+    x, y = np.arange(35.0).reshape(7, 5), np.zeros((7, 5))
+    comp.compile()(x=x, y=y)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+
+
+def test_an_allocation_at_a_loop_a_later_split_renamed_names_the_buffer() -> None:
+    """allocate_at(s0, 'i') then s0.split('i', ...): check_legality and codegen raised a bare
+    "unknown loop 'i'; known loops: 'i0', 'i1'" from the storage check, naming no buffer
+    and no allocate_at (codegen(check=False) already said which buffer)."""
+    comp = spf.Computation("rowtemp")
+    comp.add_data_space("x", "double", shape=("N", "K"))
+    comp.add_data_space("y", "double", shape=("N", "K"))
+    comp.add_local("t", "double", shape=("N", "K"))
+    s0 = comp.add_stmt(
+        spf.Stmt("$t$(i, c) = 2.0 * $x$(i, c);", "{[i,c]: 0 <= i < N && 0 <= c < K}")
+    )
+    s1 = comp.add_stmt(
+        spf.Stmt("$y$(i, c) = $t$(i, c) + 1.0;", "{[i,c]: 0 <= i < N && 0 <= c < K}")
+    )
+    s1.after(s0, "i")
+    s0.storage_fold("i", 1)
+    comp.buffer("t_buf").allocate_at("s0", "i")
+    s0.split("i", 2, "i0", "i1")
+    message = r"buffer 't_buf' is allocated at loop 'i' of s0 .*allocate_at\('s0', 'i'\)\), which"
+    with pytest.raises(spf.ScheduleError, match=message):
+        comp.check_legality()
+    with pytest.raises(spf.ScheduleError, match=message):
+        comp.codegen()
+
+
+def test_a_store_in_relation_with_named_tuples_says_the_form_it_takes() -> None:
+    """isl's usual spelling {bx[a, b] -> T[a, b]} was refused as "unexpected 'bx'; expected
+    '[' or ':'", without the form store_in takes (the statement's iterators, unnamed)."""
+    comp = spf.kernels.blur2d()
+    t = comp.add_buffer("T", ("N", "M"), "double")
+    with pytest.raises(
+        spf.ScheduleError,
+        match=r"bad index relation .*with unnamed tuples: \{\[i, j\] -> \[\.\.\.\]\}",
+    ):
+        comp.stmt("s0").store_in(t, "{bx[a,b] -> T[a,b]}")
+    comp.stmt("s0").store_in(t, "{[i,j] -> [i,j]}")
+    assert comp.storage_of("bx") == ("T", ("t0", "t1"))
+
+
+@pytest.mark.parametrize("index", [["i"], ["N - 1 - i"], ["2*i"]])
+def test_a_copy_of_a_data_space_stored_one_element_per_location_is_accepted(
+    index: list[str],
+) -> None:
+    """A host/device copy reads its whole data space, a region and not one element per
+    instance, so the storage check could not tell its elements apart and refused any layout
+    of it as reusing storage too early ('s0 writes b into T at a location that still holds
+    the value of b that s0 wrote'), even the identity. A layout that gives every element its
+    own location cannot reuse one; a fold still can, and stays refused."""
+
+    def build(idx: list[str], extent: str) -> spf.Computation:
+        comp = spf.Computation("twice")
+        comp.add_data_space("a", "double", shape=("N",))
+        comp.add_data_space("b", "double", shape=("N",))
+        s0 = comp.add_stmt(spf.Stmt("$b$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+        comp.add_stmt(spf.Stmt("$a$(i) = $b$(i) + 1;", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+        s0.store_in(comp.add_buffer("T", (extent,), "double"), idx)
+        comp.host_to_device("b")  # after both statements: C prints it as a comment
+        return comp
+
+    comp = build(index, "2*N" if index == ["2*i"] else "N")
+    a, t = np.arange(9.0), np.zeros(18 if index == ["2*i"] else 9)
+    comp.compile()(a=a, T=t)
+    np.testing.assert_array_equal(a, 2 * np.arange(9.0) + 1)
+    with pytest.raises(spf.IllegalScheduleError, match="reuses storage too early"):
+        build(["i % 3"], "3").check_legality()

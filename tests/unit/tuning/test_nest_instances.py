@@ -58,3 +58,18 @@ def test_tuning_model_counts_every_instance_despite_floating_point_constants(
     sizes = {p: v for p, v in {"NI": 13, "NJ": 11, "NK": 9, "NL": 7}.items() if p in comp.params}
     nest = analyze(comp, k.arguments(sizes))
     assert nest.instances == math.prod(sizes[p] for p in product)
+
+
+def test_packing_candidates_leave_out_a_stencils_shifted_reads() -> None:
+    """The blur reads img at three elements per instance, which cache_read refuses: the
+    search offered cache_read(img) anyway, and each such candidate was a rejected trial
+    (a wasted compile slot of the budget). gemm's operands stay candidates."""
+    import numpy as np
+
+    from spf import kernels
+
+    img, bx, out = np.zeros((9, 11)), np.zeros((9, 9)), np.zeros((7, 9))
+    blur = kernels.blur2d()
+    assert "img" not in analyze(blur, {"img": img, "bx": bx, "out": out}).reads
+    a, b, c = np.zeros((4, 5)), np.zeros((5, 6)), np.zeros((4, 6))
+    assert set(analyze(kernels.gemm(), {"A": a, "B": b, "C": c}).reads) == {"A", "B"}
