@@ -82,3 +82,41 @@ def test_elif_keeps_the_first_group_whose_condition_holds(tmp_path: Path) -> Non
     # #elif was ignored: the text after '#if 0' stayed skipped and '#else' kept OFF 3.0
     x = np.linspace(0, 1, 8)
     same_as_gcc(tmp_path, ELIF, "g", [("x", x)])
+
+
+# ------------------------------------------------------------------ declarations and literals
+SIBLINGS = """
+void g(int n, double x[n], float y[n]) {
+  for (int i = 0; i < n; i++) { double t = x[i] / 3.0; x[i] = t; }
+  for (long i = n - 1; i >= 0; i--) { float t = x[i] / 3.0; y[i] = t; }
+  for (int i = 0; i < n; i++) y[i] += 1.0f;
+}
+"""
+
+
+def test_sibling_blocks_may_declare_a_name_with_another_type(tmp_path: Path) -> None:
+    # was a ParseError: 'i' (then 't') is declared twice with different types, valid C
+    x, y = np.linspace(-1, 1, 9), np.zeros(9, np.float32)
+    comp = same_as_gcc(tmp_path, SIBLINGS, "g", [("n", 9), ("x", x), ("y", y)])
+    assert comp.data_spaces["t"].dtype != comp.data_spaces["t_"].dtype
+
+
+SUFFIXES = """
+#define N 8UL
+void g(int n, double x[N], double y[n]) {
+  for (unsigned long i = 0; i < N; i++) x[i] = x[i] + i;
+  for (long i = 1L; i < n - 1LL; i += 2L) y[i] = y[i] * 2 + y[i - 1L];
+  for (int i = 0; i < n; i++) {
+    switch (i % 3) { case 0UL: y[i] += 1.0; break; case 1LL: y[i] += 2.0; break; }
+    if (i - 2 < 3UL) y[i] += 10.0;
+    if (i - 2L < 3L) y[i] += 100.0;
+  }
+}
+"""
+
+
+def test_integer_literals_with_l_and_ul_suffixes_are_integers(tmp_path: Path) -> None:
+    # 8UL, 1L, 2L, case 0UL were refused ('8UL is not an integer'): pycparser types them
+    # 'unsigned long int', 'long int', which the import did not list; 3UL stays unsigned
+    x, y = np.linspace(0, 1, 8), np.linspace(-1, 1, 11)
+    same_as_gcc(tmp_path, SUFFIXES, "g", [("n", 11), ("x", x), ("y", y)])
