@@ -164,6 +164,13 @@ def nodes(node: Any) -> list[Any]:
 __all__ = ["Source", "c_ast", "error_at", "function", "nodes", "parse"]
 
 
+INT_LITERALS = frozenset(
+    ("int", "unsigned int", "long int", "unsigned long int", "long long int",
+     "unsigned long long int", "long", "unsigned long")
+)  # fmt: skip
+"""The types pycparser gives integer literals (``8``, ``8u``, ``8L``, ``8UL``, ``8LL``...)."""
+
+
 def c_integer(literal: str) -> int | None:
     """The value of a C integer literal (``10``, ``0x1f``, ``010`` is 8, suffixes ``uUlL``
     dropped), or None when it is not one."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from spf.clang import C_PREC, MATH_1, MATH_2
 from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
-from spf.frontend.cparse import Source, c_ast, c_integer, nodes
+from spf.frontend.cparse import INT_LITERALS, Source, c_ast, c_integer, nodes
 from spf.frontend.pointers import PointerAlias, resolve_partial
 from spf.frontend.rewrite import located
 
@@ -97,7 +97,7 @@ class Scope:
 
     def _aff(self, node: Any) -> tuple[str, int | None]:
         if isinstance(node, c_ast.Constant):
-            m = _INT.fullmatch(node.value) if node.type in ("int", "long", "unsigned int") else None
+            m = _INT.fullmatch(node.value) if node.type in INT_LITERALS else None
             if m is None:
                 raise NotAffineError(node, f"{node.value} is not an integer")
             value = c_integer(m.group(1))
@@ -356,7 +356,7 @@ class Scope:
             if isinstance(n, c_ast.ID) and n.name in self.vars:
                 if self.vars[n.name].base.startswith("uint"):
                     return True
-            elif isinstance(n, c_ast.Constant) and n.type in ("int", "unsigned int", "long"):
+            elif isinstance(n, c_ast.Constant) and n.type in INT_LITERALS:
                 if "u" in n.value.lower().lstrip("0x"):
                     return True
             elif isinstance(n, c_ast.Cast) and self.types.cast_type(n.to_type).startswith("uint"):
@@ -551,7 +551,7 @@ class Scope:
 def _unsigned_literal(node: Any) -> bool:
     return (
         isinstance(node, c_ast.Constant)
-        and node.type in ("int", "unsigned int", "long", "unsigned long")
+        and node.type in INT_LITERALS
         and "u" in node.value.lower().lstrip("0x").lstrip("0123456789abcdef")
     )
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spf.frontend.conds import Cmp, Cond, conj, domain_text, negate
-from spf.frontend.cparse import c_ast, c_integer, nodes
+from spf.frontend.cparse import INT_LITERALS, c_ast, c_integer, nodes
 from spf.frontend.exprs import NotAffineError, Scope, Tree
 from spf.frontend.increments import increment
 from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
@@ -634,7 +634,8 @@ class Walker:
 
 
 def _literal(node: Any) -> int | None:
-    if isinstance(node, c_ast.Constant) and node.type == "int":
+    """The value of an integer literal of any suffix (``2``, ``2L``, ``2u``), else None."""
+    if isinstance(node, c_ast.Constant) and node.type in INT_LITERALS:
         return c_integer(node.value)
     return None
 
