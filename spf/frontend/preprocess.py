@@ -3,8 +3,9 @@
 Comments are blanked; ``#include``, ``#pragma`` and ``#line`` lines are dropped; ``#define``
 and ``#undef`` are honoured (object-like, function-like and variadic macros, ``#`` and ``##``,
 expanded recursively as cpp does);
-``#ifdef``/``#ifndef``/``#if <integer>``/``#elif <integer>``/``#else``/``#endif`` select
-lines (the first group whose condition holds; conditions in skipped text are not read); GCC's
+``#ifdef``/``#ifndef``/``#if``/``#elif``/``#else``/``#endif`` select lines (the first group
+whose condition, an integer constant expression with ``defined``, holds; conditions in
+skipped text are not read); GCC's
 ``__restrict__``, ``__inline__`` and ``__attribute__((...))`` become C99 (or nothing). A
 function-like macro whose body picks the smaller (larger) of its two arguments with ``?:``
 expands to a ``min(a, b)`` (``max(a, b)``) call, so that bounds such as ``j < MIN(i + 32, n)``
@@ -21,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from spf.errors import ParseError
+from spf.frontend.pp_if import NotConstantError, if_value
 from spf.frontend.std_constants import STANDARD_CONSTANTS
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -392,16 +394,36 @@ def near_paste(toks: list[str], k: int) -> bool:
     return (k > 0 and toks[k - 1] == "##") or (k + 1 < len(toks) and toks[k + 1] == "##")
 
 
+_DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
+
+
 def _if_value(exp: _Expander, word: str, rest: str, at: int) -> bool:
-    """The value of the condition of ``#if``/``#elif`` (an integer constant only)."""
-    value = rest.strip()
-    if not re.fullmatch(r"\d+", value):
+    """The condition of ``#if``/``#elif`` as cpp reads it: ``defined NAME`` first, then the
+    macros expanded, then an integer constant expression (:mod:`spf.frontend.pp_if`)."""
+    shown = " ".join(rest.split())
+
+    def defined(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        return "1" if name in exp.macros or name in exp.keep else "0"
+
+    text = _DEFINED.sub(defined, rest)
+    text, _ = exp.expand(text, [at] * len(text), 0, frozenset())
+    symbolic = sorted(set(_IDENT.findall(text)) & exp.keep)
+    if symbolic:
         raise exp.fail(
-            f"#{word} supports only an integer constant (0 or 1); use #ifdef, or remove the "
-            "condition",
+            f"#{word} {shown}: reads {symbolic[0]!r}, which params= keeps symbolic, so its "
+            "value is not known when the source is read; test it in the code, or do not "
+            "name it in params=",
             at,
         )
-    return int(value) != 0
+    try:
+        return if_value(text) != 0
+    except NotConstantError as err:
+        raise exp.fail(
+            f"#{word} {shown}: {err}; #if takes an integer constant expression (integer "
+            "literals, macros, defined(NAME), C's operators)",
+            at,
+        ) from None
 
 
 def _directive(
@@ -442,7 +464,7 @@ def _directive(
     else:
         raise exp.fail(
             f"unsupported preprocessor directive '#{word}' (spf handles #define, #undef, "
-            "#include, #pragma and #ifdef/#ifndef/#if 0/1/#elif 0/1/#else)",
+            "#include, #pragma and #if/#ifdef/#ifndef/#elif/#else/#endif)",
             at,
         )
 

@@ -120,3 +120,31 @@ def test_integer_literals_with_l_and_ul_suffixes_are_integers(tmp_path: Path) ->
     # 'unsigned long int', 'long int', which the import did not list; 3UL stays unsigned
     x, y = np.linspace(0, 1, 8), np.linspace(-1, 1, 11)
     same_as_gcc(tmp_path, SUFFIXES, "g", [("n", 11), ("x", x), ("y", y)])
+
+
+DATASETS = """
+#if !defined(MINI_DATASET) && !defined(SMALL_DATASET) && !defined(LARGE_DATASET)
+#  define SMALL_DATASET
+#endif
+#if defined(MINI_DATASET)
+#  define N 4
+#elif defined(SMALL_DATASET)
+#  define N 6
+#else
+#  define N 400
+#endif
+#if N >= 6 && N % 2 == 0
+#  define SCALE (N / 4)
+#else
+#  define SCALE 1
+#endif
+void g(double x[N]) {
+  for (int i = 0; i < N; i++) x[i] = x[i] * SCALE + N;
+}
+"""
+
+
+def test_if_selects_a_polybench_dataset_as_cpp_does(tmp_path: Path) -> None:
+    # '#if !defined(...)' was refused ('#if supports only an integer constant')
+    comp = same_as_gcc(tmp_path, DATASETS, "g", [("x", np.linspace(0, 1, 6))])
+    assert comp.data_spaces["x"].shape == (6,)
