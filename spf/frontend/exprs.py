@@ -230,7 +230,14 @@ class Scope:
             return f"loop variable {name!r} is used outside its loop"
         if name in self.fconsts:
             return f"{name!r} is a floating-point scalar"
-        if name in self.vars:
+        var = self.vars.get(name)
+        if var is not None and var.role in ("param", "global") and var.rank == 0:
+            kind = "parameter" if var.role == "param" else "file-scope variable"
+            return (  # n-- somewhere: not a symbolic constant any more
+                f"{kind} {name!r} is assigned in the function, so it is no constant; copy it "
+                "into a local variable and assign that"
+            )
+        if var is not None:
             return f"{name!r} is a variable, not a loop variable or an integer parameter"
         return f"{name!r} is not declared"
 

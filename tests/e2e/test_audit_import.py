@@ -148,3 +148,20 @@ def test_if_selects_a_polybench_dataset_as_cpp_does(tmp_path: Path) -> None:
     # '#if !defined(...)' was refused ('#if supports only an integer constant')
     comp = same_as_gcc(tmp_path, DATASETS, "g", [("x", np.linspace(0, 1, 6))])
     assert comp.data_spaces["x"].shape == (6,)
+
+
+# ------------------------------------------------------------------ what is refused
+PARAMETER_DECREMENTED = """
+void g(int n, double x[], double y[]) {
+  for (int i = 0; i < n; i++) y[i] = x[i];
+  n--;
+  for (int i = 0; i < n; i++) y[i] += x[i];
+}
+"""
+
+
+def test_a_bound_on_a_parameter_the_function_decrements_says_so() -> None:
+    # said "'n' is a variable, not a loop variable or an integer parameter" at the first
+    # loop, though n is an integer parameter: n-- (line 4) made it no constant
+    with pytest.raises(spf.ParseError, match="parameter 'n' is assigned in the function"):
+        spf.from_c(PARAMETER_DECREMENTED, shapes={"x": ("N",), "y": ("N",)})
