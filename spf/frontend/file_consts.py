@@ -7,6 +7,9 @@ read it as a number; a floating one as its initializer cast to its type (``(floa
 statements compute with the value C stores. A function whose parameter or local has the
 same name keeps its own variable.
 
+The enumerators of a file-scope ``enum`` (``enum { N = 64, H = N / 2 };``) are such
+constants too, of type ``int``, each one its value or one more than the one before.
+
 A constant whose initializer is not an integer constant expression spf folds (``sizeof``, a
 cast, a call) or a constant array (``const double w[3] = {...}``) is left as any other
 file-scope variable: a kernel argument (docs/import_c.md)."""
@@ -36,6 +39,7 @@ def substitute_file_constants(src: Source) -> None:
     values: dict[str, Any] = {}
     kept: list[Any] = []
     for ext in src.ast.ext:
+        _enumerators(ext, values)
         if _is_constant(ext):
             _substitute(ext, values, set())
             value = _value(src, types, ext, values)
@@ -46,6 +50,26 @@ def substitute_file_constants(src: Source) -> None:
             _substitute(ext, values, _own_names(ext) if isinstance(ext, c_ast.FuncDef) else set())
         kept.append(ext)
     src.ast.ext = kept
+
+
+def _enumerators(ext: Any, values: dict[str, Any]) -> None:
+    """Add the enumerators ``ext`` declares (an ``enum`` declaration, a variable or a
+    typedef of an ``enum`` type) whose values fold to ``values``, as ``int`` literals."""
+    if not isinstance(ext, (c_ast.Decl, c_ast.Typedef)):
+        return
+    for enum in nodes(ext.type):
+        if not isinstance(enum, c_ast.Enum) or enum.values is None:
+            continue
+        number: int | None = -1
+        for item in enum.values.enumerators:
+            if item.value is not None:
+                _substitute(item, values, set())
+                number = _fold(item.value)
+            elif number is not None:
+                number += 1
+            if number is None:
+                return  # not folded: this one and the next stay undeclared names
+            values[item.name] = _literal(number, "", "int", 32, item)
 
 
 def _is_constant(ext: Any) -> bool:

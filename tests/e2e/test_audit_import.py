@@ -150,6 +150,24 @@ def test_if_selects_a_polybench_dataset_as_cpp_does(tmp_path: Path) -> None:
     assert comp.data_spaces["x"].shape == (6,)
 
 
+ENUMS = """
+enum { N = 16, H = N / 2, Q };
+enum color { RED, GREEN = 5, BLUE };
+typedef enum { LO = -2, HI } range_t;
+void g(double x[N], int y[4]) {
+  for (int i = 0; i < H; i++) x[i] += x[i + H] * Q;
+  y[0] = RED; y[1] = GREEN; y[2] = BLUE; y[3] = LO + HI;
+}
+"""
+
+
+def test_enumerators_are_integer_constants(tmp_path: Path) -> None:
+    # was a ParseError: "'H' is not declared" (the enumerators were not read)
+    x, y = np.linspace(-1, 1, 16), np.zeros(4, np.int32)
+    comp = same_as_gcc(tmp_path, ENUMS, "g", [("x", x), ("y", y)])
+    assert comp.data_spaces["x"].shape == (16,)
+
+
 # ------------------------------------------------------------------ what is refused
 PARAMETER_DECREMENTED = """
 void g(int n, double x[], double y[]) {
