@@ -609,6 +609,27 @@ class Walker:
             out += f" else {{ {self._render_body(node.iffalse, ctx)} }}"
         return out
 
+    def _render_decl(self, node: Any, ctx: _Ctx) -> _Ctx | str:
+        """A declaration inside a rendered ``if`` block: a pointer (``double *p = &x[i];``,
+        also an inlined callee's array parameter) or an integer local with an affine value
+        binds an alias for the items after it, as :meth:`decl` does; any other value is an
+        assignment in the block's text."""
+        if node.init is None:
+            return ""
+        if isinstance(node.init, c_ast.InitList):
+            raise self.fail(
+                node, f"initializer list for {node.name!r}", "assign the elements in a loop"
+            )
+        var = self.scope.vars[node.name]
+        if var.rank:
+            alias = bind(self._scoped(ctx), node.name, var.rank, node.init)
+            return replace(ctx, pointers=(*ctx.pointers, (node.name, alias)))
+        if var.base not in ("double", "float") and self.written.get(node.name, 0) == 0:
+            bound = self._bind(ctx, node.name, node.init)
+            if bound is not None:
+                return bound
+        return f"${node.name}$ = {self._scoped(ctx).value(node.init)};"
+
     def _render_body(self, node: Any, ctx: _Ctx) -> str:
         items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
         out: list[str] = []
@@ -625,9 +646,11 @@ class Walker:
             elif isinstance(item, c_ast.Compound):
                 out.append(self._render_body(item, ctx))
             elif isinstance(item, c_ast.Decl):
-                if item.init is not None:
-                    s = self._scoped(ctx)
-                    out.append(f"${item.name}$ = {s.value(item.init)};")
+                done = self._render_decl(item, ctx)
+                if isinstance(done, _Ctx):
+                    ctx = done
+                elif done:
+                    out.append(done)
             elif not isinstance(item, c_ast.EmptyStatement):
                 raise self.fail(item, f"unsupported statement ({kind}) under a condition")
         return " ".join(out)

@@ -44,7 +44,8 @@ def same_as_gcc(
     comp = spf.from_c(text, function=name, **opts)
     want = gcc_run(tmp, text, name, args)
     got = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args}
-    names = set(comp.params) | {n for n, d in comp.data_spaces.items() if d.role != "local"}
+    names = set(comp.params) | set(comp.ufs)
+    names |= {n for n, d in comp.data_spaces.items() if d.role != "local"}
     comp.compile(cflags=list(FLAGS))(**{k: v for k, v in got.items() if k in names})
     for key, value in want.items():
         if isinstance(value, np.ndarray):
@@ -166,6 +167,31 @@ def test_enumerators_are_integer_constants(tmp_path: Path) -> None:
     x, y = np.linspace(-1, 1, 16), np.zeros(4, np.int32)
     comp = same_as_gcc(tmp_path, ENUMS, "g", [("x", x), ("y", y)])
     assert comp.data_spaces["x"].shape == (16,)
+
+
+# ------------------------------------------------------------------ data-dependent ifs
+DATA_IF_BLOCKS = """
+static void neg(double *v) { double t = v[0]; v[0] = -t; }
+static void flip(int i, double *v) { v[i] = -v[i]; }
+void g(int n, const int *p, double A[n][n], double *x, double *y) {
+  for (int i = 0; i < n; i++) {
+    if (x[i] > 0) { neg(&x[i]); y[i] = x[i]; } else { flip(i, y); }
+    if (y[i] > 0) { int j = p[i]; y[j] += x[i]; }
+    if (x[i] < y[i]) { double *row = A[i]; row[0] = y[i]; row[n - 1] += row[0]; }
+  }
+}
+"""
+
+
+def test_calls_pointers_and_index_locals_inside_a_data_dependent_if(tmp_path: Path) -> None:
+    # a loop-free if on data is one statement, whose block declared no pointer alias:
+    # neg(&x[i]) there was "pointer operation '&'", flip(i, y) "array 'y' used without
+    # subscripts", and int j = p[i]; y[j] "data space 'j' cannot be used in an index"
+    rng = np.random.default_rng(5)
+    n = 12
+    args = [("n", n), ("p", rng.permutation(n).astype(np.int32)), ("A", rng.random((n, n))),
+            ("x", rng.random(n) - 0.5), ("y", rng.random(n) - 0.5)]  # fmt: skip
+    same_as_gcc(tmp_path, DATA_IF_BLOCKS, "g", args, shapes=dict.fromkeys("pxy", ("n",)))
 
 
 # ------------------------------------------------------------------ what is refused
