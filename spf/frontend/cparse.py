@@ -110,17 +110,19 @@ def _next_token(parser: Any) -> tuple[int, int] | None:
 
 def function(src: Source, name: str | None) -> Any:
     """The ``FuncDef`` named ``name`` (when None: the only one, else the only one that no
-    other function of the source calls, else the only such one not ``static``)."""
+    other function of the source calls, else the only such one not ``static``; ``main``, a
+    program's driver, is never picked and its calls do not count)."""
     defs = [n for n in src.ast.ext if isinstance(n, c_ast.FuncDef)]
     names = [d.decl.name for d in defs]
     if name is None:
+        kernels = [d for d in defs if d.decl.name != "main"]
         called = {
             n.name.name
-            for d in defs
+            for d in kernels
             for n in nodes(d.body)
             if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID)
         }
-        roots = [d for d in defs if d.decl.name not in called]
+        roots = [d for d in kernels if d.decl.name not in called]
         public = [d for d in roots if "static" not in (d.decl.storage or [])]
         for pick in (defs, roots, public):  # the one function no other one calls (not static)
             if len(pick) == 1:

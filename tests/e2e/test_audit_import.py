@@ -194,6 +194,43 @@ def test_calls_pointers_and_index_locals_inside_a_data_dependent_if(tmp_path: Pa
     same_as_gcc(tmp_path, DATA_IF_BLOCKS, "g", args, shapes=dict.fromkeys("pxy", ("n",)))
 
 
+# ------------------------------------------------------------------ whole files
+PROGRAM = """
+#include <stdio.h>
+#include <stdlib.h>
+#define N 12
+void kernel(int n, double *x, double *y);
+extern int verbose;
+static long calls[4];
+double scale = 2.0;
+
+static double helper(double v) { return scale * v; }
+void kernel(int n, double *x, double *y) {
+  for (int i = 0; i < n; i++) y[i] = helper(x[i]);
+}
+int main(int argc, char **argv) {
+  double *x = malloc(N * sizeof(double)), *y = malloc(N * sizeof(double));
+  for (int i = 0; i < N; i++) x[i] = i;
+  kernel(N, x, y);
+  if (verbose) printf("%f\\n", y[3]);
+  free(x); free(y);
+  return 0;
+}
+"""
+
+
+def test_a_program_with_main_imports_its_kernel_and_only_the_globals_it_uses() -> None:
+    # without function=, main (the one function no other calls) was picked and refused
+    # ("the function returns a value"); with function="kernel", the unused 'verbose' was a
+    # required kernel argument (unused arrays such as calls were dropped already)
+    comp = spf.from_c(PROGRAM, shapes={"x": ("n",), "y": ("n",)})
+    assert comp.name == "kernel"
+    assert sorted(comp.params) == ["n", "scale"]
+    x, y = np.arange(12.0), np.zeros(12)
+    comp.compile()(n=12, x=x, y=y, scale=2.0)
+    assert y.tolist() == (2.0 * x).tolist()
+
+
 # ------------------------------------------------------------------ what is refused
 PARAMETER_DECREMENTED = """
 void g(int n, double x[], double y[]) {
