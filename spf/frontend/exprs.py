@@ -122,7 +122,7 @@ class Scope:
             return self._aff_binary(node)
         if isinstance(node, c_ast.ArrayRef):
             return self._aff_ref(node)
-        raise NotAffineError(node, f"{type(node).__name__} is not an affine expression")
+        raise NotAffineError(node, _not_affine(node))
 
     def _aff_name(self, node: Any) -> str:
         name = node.name
@@ -553,6 +553,15 @@ class Scope:
                 "only math.h functions (sqrt, exp, fabs, pow, ...) and min/max may be called",
             )
         return f"{spf_name}({', '.join(self.value(a) for a in args)})"
+
+
+def _not_affine(node: Any) -> str:
+    """Why ``node``, of a kind the affine fragment has no rule for, is not affine."""
+    if isinstance(node, c_ast.UnaryOp) and node.op == "sizeof":
+        return "sizeof is not read: write the number"
+    from pycparser.c_generator import CGenerator
+
+    return f"{CGenerator().visit(node)!r} is not an affine expression"
 
 
 def _unsigned_literal(node: Any) -> bool:

@@ -169,6 +169,23 @@ def test_enumerators_are_integer_constants(tmp_path: Path) -> None:
     assert comp.data_spaces["x"].shape == (16,)
 
 
+LOCAL_ENUMS = """
+void f(double x[8]) {
+  enum { K = 2, L };
+  for (int i = 0; i < 8; i++) {
+    enum { M = 3 };
+    x[i] = x[i] * K + L * M;
+  }
+  for (int i = 0; i < L; i++) x[i] += 1;
+}
+"""
+
+
+def test_enumerators_declared_in_the_function_are_integer_constants(tmp_path: Path) -> None:
+    # was a ParseError: "'L' is not declared"
+    same_as_gcc(tmp_path, LOCAL_ENUMS, "f", [("x", np.linspace(0, 1, 8))])
+
+
 # ------------------------------------------------------------------ data-dependent ifs
 DATA_IF_BLOCKS = """
 static void neg(double *v) { double t = v[0]; v[0] = -t; }
@@ -246,3 +263,12 @@ def test_a_bound_on_a_parameter_the_function_decrements_says_so() -> None:
     # loop, though n is an integer parameter: n-- (line 4) made it no constant
     with pytest.raises(spf.ParseError, match="parameter 'n' is assigned in the function"):
         spf.from_c(PARAMETER_DECREMENTED, shapes={"x": ("N",), "y": ("N",)})
+
+
+def test_sizeof_in_a_bound_is_named() -> None:
+    # said "UnaryOp is not an affine expression"
+    src = "void f(double x[8]) { for (int i = 0; i < sizeof(x) / sizeof(x[0]); i++) x[i] = 0; }"
+    with pytest.raises(spf.ParseError, match="sizeof is not read: write the number"):
+        spf.from_c(src)
+    with pytest.raises(spf.ParseError, match="'~n' is not an affine expression"):
+        spf.from_c("void f(int n, double x[8]) { for (int i = 0; i < ~n; i++) x[i] = 0; }")
