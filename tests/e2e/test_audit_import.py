@@ -6,8 +6,10 @@ names the construct."""
 from __future__ import annotations
 
 import ctypes
+import re
 import shutil
 import subprocess
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -184,6 +186,50 @@ void f(double x[8]) {
 def test_enumerators_declared_in_the_function_are_integer_constants(tmp_path: Path) -> None:
     # was a ParseError: "'L' is not declared"
     same_as_gcc(tmp_path, LOCAL_ENUMS, "f", [("x", np.linspace(0, 1, 8))])
+
+
+INIT_LISTS = """
+void g(int n, double x[n], double y[n], int z[4]) {
+  const double w[3] = {0.25, 0.5, 0.25};
+  double acc[4] = {0};
+  int m[2][2] = {{1, 2}, {3}};
+  int f[2][3] = {1, 2, 3, 4};
+  for (int i = 1; i < n - 1; i++) y[i] = w[0] * x[i-1] + w[1] * x[i] + w[2] * x[i+1];
+  for (int i = 0; i < n; i++) acc[i % 4] += x[i];
+  for (int i = 0; i < 4; i++) { y[i] += acc[i]; z[i] = m[i / 2][i % 2] + f[i % 2][i % 3]; }
+  for (int i = 0; i < n; i++) {
+    double loc[2] = {x[i], -x[i]};
+    y[i] += loc[0] * loc[1];
+  }
+}
+"""
+
+
+def test_local_arrays_with_initializer_lists(tmp_path: Path) -> None:
+    # stencil weights and zeroed accumulators were a ParseError ("initializer list for 'w';
+    # assign the elements in a loop")
+    rng = np.random.default_rng(3)
+    args = [("n", 12), ("x", rng.random(12) - 0.5), ("y", rng.random(12)),
+            ("z", np.zeros(4, np.int32))]  # fmt: skip
+    with warnings.catch_warnings():  # x(i - 1) for n >= 3 only: a PreconditionWarning
+        warnings.simplefilter("ignore", spf.PreconditionWarning)
+        same_as_gcc(tmp_path, INIT_LISTS, "g", args)
+
+
+@pytest.mark.parametrize(
+    ("decl", "words"),
+    [
+        ("double w[] = {1, 2};", "give the extent as a number"),
+        ("double w[100] = {0};", "assign the elements in a loop"),
+        ("double w[2] = {[1] = 2.0};", "designated initializers are not read"),
+        ("double w[2] = {1, 2, 3};", "more values than the extent 2"),
+        ("double w[2][2] = {{1, 2}, 3};", "write braces for each dimension"),
+    ],
+)
+def test_initializer_lists_spf_does_not_read_are_named(decl: str, words: str) -> None:
+    with pytest.raises(spf.ParseError, match=re.escape("initializer list for 'w'")) as err:
+        spf.from_c(f"void g(double x[4]) {{ {decl} x[0] = 1.0; }}")
+    assert words in str(err.value)
 
 
 # ------------------------------------------------------------------ data-dependent ifs
