@@ -305,6 +305,36 @@ class Scope:
             return self._cmp(right, _SWAP[op], left, node)
         return Cmp(left, op, right)
 
+    def _picks(self, node: Any) -> str | None:
+        """``"max"`` (``"min"``) when the affine ``c ? a : b`` picks the larger (smaller) of
+        ``a`` and ``b`` wherever the enclosing constraints hold, as isl proves (``o < 0 ?
+        -o : 0`` is ``max(-o, 0)``); else None."""
+        from spf.errors import SpfError
+        from spf.frontend.conds import domain_text
+        from spf.sets import Set
+
+        try:
+            cond = self.cond(node.cond)
+            a, b = self.affine(node.iftrue), self.affine(node.iffalse)
+        except NotAffineError:
+            return None
+        where = f"{self.conds} && " if self.conds else ""
+        yes, no = domain_text([cond]), domain_text([negate(cond)])
+
+        def never(text: str) -> bool:
+            try:
+                return Set(f"{{[{', '.join(self.iters)}]: {where}{text}}}").is_empty()
+            except (SpfError, ValueError):
+                return False
+
+        for kind, smaller in (("max", "<"), ("min", ">")):  # c holds where a wins, else b
+            larger = ">" if smaller == "<" else "<"
+            if never(f"({yes}) && ({a}) {smaller} ({b})") and never(
+                f"({no}) && ({a}) {larger} ({b})"
+            ):
+                return kind
+        return None
+
     def tree(self, node: Any) -> Tree:
         """Affine text, or ``(kind, parts)`` for a min/max lifted out of sums."""
         if isinstance(node, c_ast.ID) and node.name in self.minmax:
@@ -316,6 +346,10 @@ class Scope:
             if len(args) != 2:
                 raise NotAffineError(node, f"{kind} takes two arguments")
             return kind, [self.tree(a) for a in args]
+        if isinstance(node, c_ast.TernaryOp):
+            picked = self._picks(node)
+            if picked is not None:
+                return picked, [self.tree(node.iftrue), self.tree(node.iffalse)]
         if self.in_bound and isinstance(node, c_ast.BinaryOp) and node.op == "/":
             return self._quotient(node)
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-"):

@@ -232,6 +232,49 @@ def test_initializer_lists_spf_does_not_read_are_named(decl: str, words: str) ->
     assert words in str(err.value)
 
 
+TERNARY_BOUNDS = """
+void dia(int n, int nd, const int *off, const double val[][n], const double *x, double *y,
+         int b, double A[n][n]) {
+  for (int d = 0; d < nd; d++) {
+    int o = off[d];
+    int lo = o < 0 ? -o : 0;
+    int hi = o > 0 ? n - o : n;
+    for (int i = lo; i < hi; i++) y[i] += val[d][i] * x[i + o];
+  }
+  for (int i = 0; i < n; i++) {
+    int lo = (i - b >= 0) ? i - b : 0;
+    for (int j = lo; j <= (i + b < n - 1 ? i + b : n - 1); j++) y[i] += A[i][j];
+    for (int j = 0; j < (i > b ? b : i); j++) y[i] -= A[j][i];
+  }
+}
+"""
+
+
+def test_conditional_expressions_that_pick_the_smaller_or_larger_are_min_max(
+    tmp_path: Path,
+) -> None:
+    # a DIA SpMV's int lo = o < 0 ? -o : 0; was "its start is not affine ('lo' is a
+    # variable...)": isl proves which of the two each ?: picks, and it becomes max/min
+    rng = np.random.default_rng(2)
+    n = 20
+    args = [("n", n), ("nd", 3), ("off", np.array([-1, 0, 2], np.int32)),
+            ("val", rng.random((3, n))), ("x", rng.random(n)), ("y", rng.random(n)),
+            ("b", 2), ("A", rng.random((n, n)))]  # fmt: skip
+    same_as_gcc(
+        tmp_path,
+        TERNARY_BOUNDS,
+        "dia",
+        args,
+        shapes={"off": ("nd",), "x": ("n",), "y": ("n",), "val": ("nd", "n")},
+    )
+    mixed = (
+        "void f(int n, double x[n]) { for (int i = 0; i < n; i++)"
+        " for (int j = (i > 3 ? 0 : i); j < n; j++) x[j] += 1; }"
+    )
+    with pytest.raises(spf.ParseError, match="is not an affine expression"):
+        spf.from_c(mixed)  # 0 where i > 3, else i: neither the smaller nor the larger
+
+
 # ------------------------------------------------------------------ data-dependent ifs
 DATA_IF_BLOCKS = """
 static void neg(double *v) { double t = v[0]; v[0] = -t; }
