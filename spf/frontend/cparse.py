@@ -76,6 +76,15 @@ def parse(text: str, keep: frozenset[str]) -> Source:
         at = pre.offset(*place) if place else None
         if at is None and "end of input" in detail:
             at = len(text)
+        unknown = _unknown_type(pre.text, place) if place else None
+        if unknown is not None:
+            raise error_at(
+                text,
+                at,
+                f"C syntax error: {detail}: {unknown!r} is not a type spf knows (it reads no "
+                "system header beyond the fixed-width and size types)",
+                f"declare it in the source ('typedef <its C type> {unknown};'), or use a C type",
+            ) from None
         raise error_at(
             text, at, f"C syntax error: {detail}", "spf reads C99 function definitions"
         ) from None
@@ -91,6 +100,34 @@ def parse(text: str, keep: frozenset[str]) -> Source:
                 f"write them in the list, e.g. void {d.decl.name}(int n, double *x)",
             )
     return src
+
+
+_C_WORDS = frozenset((
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex",
+))  # fmt: skip
+_LEADS = frozenset(("const", "static", "extern", "volatile", "register", "inline", "restrict"))
+_DECLARATION = re.compile(
+    r"\b(?=([A-Za-z_]\w*)\s*(?:\*\s*|const\s+|restrict\s+)*([A-Za-z_]\w*))"
+)  # a lookahead: the matches overlap (const real_t x: 'const real_t', then 'real_t x')
+
+
+def _unknown_type(text: str, place: tuple[int, int]) -> str | None:
+    """The name that stands as a type where the parser failed (``ssize_t k``, ``FILE *f``)
+    when no typedef declares it, else None."""
+    lines = text.split("\n")
+    if not 0 < place[0] <= len(lines):
+        return None
+    line, col = lines[place[0] - 1], place[1] - 1
+    for m in _DECLARATION.finditer(line):
+        word, name = m.group(1), m.group(2)
+        before = line[: m.start(1)].rstrip()
+        lead = not before or before[-1] in "{};(," or before.split()[-1] in _LEADS
+        if lead and m.start(1) <= col <= m.start(2) and not {word, name} & _C_WORDS:
+            return word if word not in _TYPEDEFS else None
+    return None
 
 
 def _names_only(fn_type: Any) -> bool:

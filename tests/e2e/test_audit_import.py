@@ -361,3 +361,23 @@ def test_sizeof_in_a_bound_is_named() -> None:
         spf.from_c(src)
     with pytest.raises(spf.ParseError, match="'~n' is not an affine expression"):
         spf.from_c("void f(int n, double x[8]) { for (int i = 0; i < ~n; i++) x[i] = 0; }")
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("void f(int n, double x[n]) { ssize_t k = 0; x[0] = k; }", "ssize_t"),
+        ("FILE *log_file;\nvoid f(int n, double x[n]) { x[0] = 0; }", "FILE"),
+        ("void f(int n, const real_t x[n]) { double t = x[0]; }", "real_t"),
+    ],
+)
+def test_a_type_from_a_system_header_is_named(text: str, name: str) -> None:
+    # a bare "C syntax error: before: k" or "Invalid function definition"
+    with pytest.raises(spf.ParseError, match=f"'{name}' is not a type spf knows"):
+        spf.from_c(text)
+
+
+def test_a_syntax_error_after_an_expression_names_no_type() -> None:
+    with pytest.raises(spf.ParseError, match="C syntax error: before: m") as err:
+        spf.from_c("void f(int n, double x[n]) { x[0] = n m; }")
+    assert "is not a type" not in str(err.value)
