@@ -520,6 +520,16 @@ class Scope:
                     f"array {name!r} used without subscripts",
                     "pointer arithmetic and array aliasing are not supported",
                 )
+            declared_with = getattr(var.node, "init", None)  # int j = p[i]; p[i] = 0; y[j]
+            if self.in_index and var.role == "local" and declared_with is not None:
+                raise self.fail(
+                    node,
+                    f"subscript reads {name!r}, a local whose value spf cannot read as an "
+                    "index (it is not one affine value of loop variables, integer parameters "
+                    "and index arrays the function does not write)",
+                    "subscript with the index array itself (y[p[i]]), assign the local once, "
+                    "and keep arrays used as indices read-only",
+                )
             return f"${name}$"
         if name in _NAMED_CONSTANTS:
             return name

@@ -381,3 +381,14 @@ def test_a_syntax_error_after_an_expression_names_no_type() -> None:
     with pytest.raises(spf.ParseError, match="C syntax error: before: m") as err:
         spf.from_c("void f(int n, double x[n]) { x[0] = n m; }")
     assert "is not a type" not in str(err.value)
+
+
+def test_a_subscript_by_a_local_holding_data_says_what_to_do() -> None:
+    # said "data space 'j' cannot be used in an index (not affine); declare index arrays as
+    # UFs": p is written, so it is no index array, and j is no UF to declare
+    src = """void g(int n, int p[n], double x[n], double y[n]) {
+      for (int i = 0; i < n; i++) { int j = p[i]; p[i] = 0; y[j] += x[i]; }
+    }"""
+    with pytest.raises(spf.ParseError, match="subscript reads 'j', a local") as err:
+        spf.from_c(src)
+    assert "keep arrays used as indices read-only" in str(err.value)
