@@ -404,7 +404,7 @@ def _if_value(exp: _Expander, word: str, rest: str, at: int) -> bool:
 
     def defined(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
-        return "1" if name in exp.macros or name in exp.keep else "0"
+        return "1" if name in exp.macros or name in exp.kept else "0"
 
     text = _DEFINED.sub(defined, rest)
     text, _ = exp.expand(text, [at] * len(text), 0, frozenset())
@@ -441,7 +441,7 @@ def _directive(
             keep = _if_value(exp, word, rest, at)
         else:
             name = rest.strip()
-            keep = (name in exp.macros or name in exp.keep) == (word == "ifdef")
+            keep = (name in exp.macros or name in exp.kept) == (word == "ifdef")
         live.append(keep)
         done.append(keep or not outer)
     elif word in ("elif", "else", "endif"):

@@ -87,6 +87,16 @@ def test_elif_keeps_the_first_group_whose_condition_holds(tmp_path: Path) -> Non
     same_as_gcc(tmp_path, ELIF, "g", [("x", x)])
 
 
+@pytest.mark.parametrize("guard", ["#ifndef N", "#if !defined(N)"])
+def test_a_guarded_size_stays_symbolic_under_params(guard: str) -> None:
+    # a name of params= counted as defined, so '#ifndef N / #define N 100' skipped the
+    # define and params=["N"] was refused: "'N' is neither a #define of the source ..."
+    src = f"{guard}\n#define N 100\n#endif\nvoid f(double x[N]) {{ x[0] = 1.0; }}"
+    comp = spf.from_c(src, params=["N"])
+    assert comp.data_spaces["x"].shape == ("N",)
+    assert "N" in comp.params
+
+
 # ------------------------------------------------------------------ declarations and literals
 SIBLINGS = """
 void g(int n, double x[n], float y[n]) {
