@@ -126,7 +126,8 @@ def _unknown_type(text: str, place: tuple[int, int]) -> str | None:
         before = line[: m.start(1)].rstrip()
         lead = not before or before[-1] in "{};(," or before.split()[-1] in _LEADS
         if lead and m.start(1) <= col <= m.start(2) and not {word, name} & _C_WORDS:
-            return word if word not in _TYPEDEFS else None
+            declared = re.search(rf"\btypedef\b[^;]*\b{word}\s*;", text)
+            return word if word not in _TYPEDEFS and declared is None else None
     return None
 
 

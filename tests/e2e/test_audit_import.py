@@ -387,9 +387,16 @@ def test_a_type_from_a_system_header_is_named(text: str, name: str) -> None:
         spf.from_c(text)
 
 
-def test_a_syntax_error_after_an_expression_names_no_type() -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        "void f(int n, double x[n]) { x[0] = n m; }",
+        "typedef double real_t;\nvoid f(int n, double x[n]) { real_t m m; }",
+    ],
+)
+def test_a_syntax_error_that_is_no_unknown_type_names_no_type(text: str) -> None:
     with pytest.raises(spf.ParseError, match="C syntax error: before: m") as err:
-        spf.from_c("void f(int n, double x[n]) { x[0] = n m; }")
+        spf.from_c(text)
     assert "is not a type" not in str(err.value)
 
 
