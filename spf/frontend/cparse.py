@@ -76,6 +76,15 @@ def parse(text: str, keep: frozenset[str]) -> Source:
         at = pre.offset(*place) if place else None
         if at is None and "end of input" in detail:
             at = len(text)
+        unknown = _unknown_type(pre.text, place) if place else None
+        if unknown is not None:
+            raise error_at(
+                text,
+                at,
+                f"C syntax error: {detail}: {unknown!r} is not a type spf knows (it reads no "
+                "system header beyond the fixed-width and size types)",
+                f"declare it in the source ('typedef <its C type> {unknown};'), or use a C type",
+            ) from None
         raise error_at(
             text, at, f"C syntax error: {detail}", "spf reads C99 function definitions"
         ) from None
@@ -91,6 +100,35 @@ def parse(text: str, keep: frozenset[str]) -> Source:
                 f"write them in the list, e.g. void {d.decl.name}(int n, double *x)",
             )
     return src
+
+
+_C_WORDS = frozenset((
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex",
+))  # fmt: skip
+_LEADS = frozenset(("const", "static", "extern", "volatile", "register", "inline", "restrict"))
+_DECLARATION = re.compile(
+    r"\b(?=([A-Za-z_]\w*)\s*(?:\*\s*|const\s+|restrict\s+)*([A-Za-z_]\w*))"
+)  # a lookahead: the matches overlap (const real_t x: 'const real_t', then 'real_t x')
+
+
+def _unknown_type(text: str, place: tuple[int, int]) -> str | None:
+    """The name that stands as a type where the parser failed (``ssize_t k``, ``FILE *f``)
+    when no typedef declares it, else None."""
+    lines = text.split("\n")
+    if not 0 < place[0] <= len(lines):
+        return None
+    line, col = lines[place[0] - 1], place[1] - 1
+    for m in _DECLARATION.finditer(line):
+        word, name = m.group(1), m.group(2)
+        before = line[: m.start(1)].rstrip()
+        lead = not before or before[-1] in "{};(," or before.split()[-1] in _LEADS
+        if lead and m.start(1) <= col <= m.start(2) and not {word, name} & _C_WORDS:
+            declared = re.search(rf"\btypedef\b[^;]*\b{word}\s*;", text)
+            return word if word not in _TYPEDEFS and declared is None else None
+    return None
 
 
 def _names_only(fn_type: Any) -> bool:
@@ -110,17 +148,19 @@ def _next_token(parser: Any) -> tuple[int, int] | None:
 
 def function(src: Source, name: str | None) -> Any:
     """The ``FuncDef`` named ``name`` (when None: the only one, else the only one that no
-    other function of the source calls, else the only such one not ``static``)."""
+    other function of the source calls, else the only such one not ``static``; ``main``, a
+    program's driver, is never picked and its calls do not count)."""
     defs = [n for n in src.ast.ext if isinstance(n, c_ast.FuncDef)]
     names = [d.decl.name for d in defs]
     if name is None:
+        kernels = [d for d in defs if d.decl.name != "main"]
         called = {
             n.name.name
-            for d in defs
+            for d in kernels
             for n in nodes(d.body)
             if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID)
         }
-        roots = [d for d in defs if d.decl.name not in called]
+        roots = [d for d in kernels if d.decl.name not in called]
         public = [d for d in roots if "static" not in (d.decl.storage or [])]
         for pick in (defs, roots, public):  # the one function no other one calls (not static)
             if len(pick) == 1:
@@ -162,6 +202,13 @@ def nodes(node: Any) -> list[Any]:
 
 
 __all__ = ["Source", "c_ast", "error_at", "function", "nodes", "parse"]
+
+
+INT_LITERALS = frozenset(
+    ("int", "unsigned int", "long int", "unsigned long int", "long long int",
+     "unsigned long long int", "long", "unsigned long")
+)  # fmt: skip
+"""The types pycparser gives integer literals (``8``, ``8u``, ``8L``, ``8UL``, ``8LL``...)."""
 
 
 def c_integer(literal: str) -> int | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from spf.clang import C_PREC, MATH_1, MATH_2
 from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
-from spf.frontend.cparse import Source, c_ast, c_integer, nodes
+from spf.frontend.cparse import INT_LITERALS, Source, c_ast, c_integer, nodes
 from spf.frontend.pointers import PointerAlias, resolve_partial
 from spf.frontend.rewrite import located
 
@@ -97,7 +97,7 @@ class Scope:
 
     def _aff(self, node: Any) -> tuple[str, int | None]:
         if isinstance(node, c_ast.Constant):
-            m = _INT.fullmatch(node.value) if node.type in ("int", "long", "unsigned int") else None
+            m = _INT.fullmatch(node.value) if node.type in INT_LITERALS else None
             if m is None:
                 raise NotAffineError(node, f"{node.value} is not an integer")
             value = c_integer(m.group(1))
@@ -122,7 +122,7 @@ class Scope:
             return self._aff_binary(node)
         if isinstance(node, c_ast.ArrayRef):
             return self._aff_ref(node)
-        raise NotAffineError(node, f"{type(node).__name__} is not an affine expression")
+        raise NotAffineError(node, _not_affine(node))
 
     def _aff_name(self, node: Any) -> str:
         name = node.name
@@ -230,7 +230,14 @@ class Scope:
             return f"loop variable {name!r} is used outside its loop"
         if name in self.fconsts:
             return f"{name!r} is a floating-point scalar"
-        if name in self.vars:
+        var = self.vars.get(name)
+        if var is not None and var.role in ("param", "global") and var.rank == 0:
+            kind = "parameter" if var.role == "param" else "file-scope variable"
+            return (  # n-- somewhere: not a symbolic constant any more
+                f"{kind} {name!r} is assigned in the function, so it is no constant; copy it "
+                "into a local variable and assign that"
+            )
+        if var is not None:
             return f"{name!r} is a variable, not a loop variable or an integer parameter"
         return f"{name!r} is not declared"
 
@@ -298,6 +305,36 @@ class Scope:
             return self._cmp(right, _SWAP[op], left, node)
         return Cmp(left, op, right)
 
+    def _picks(self, node: Any) -> str | None:
+        """``"max"`` (``"min"``) when the affine ``c ? a : b`` picks the larger (smaller) of
+        ``a`` and ``b`` wherever the enclosing constraints hold, as isl proves (``o < 0 ?
+        -o : 0`` is ``max(-o, 0)``); else None."""
+        from spf.errors import SpfError
+        from spf.frontend.conds import domain_text
+        from spf.sets import Set
+
+        try:
+            cond = self.cond(node.cond)
+            a, b = self.affine(node.iftrue), self.affine(node.iffalse)
+        except NotAffineError:
+            return None
+        where = f"{self.conds} && " if self.conds else ""
+        yes, no = domain_text([cond]), domain_text([negate(cond)])
+
+        def never(text: str) -> bool:
+            try:
+                return Set(f"{{[{', '.join(self.iters)}]: {where}{text}}}").is_empty()
+            except (SpfError, ValueError):
+                return False
+
+        for kind, smaller in (("max", "<"), ("min", ">")):  # c holds where a wins, else b
+            larger = ">" if smaller == "<" else "<"
+            if never(f"({yes}) && ({a}) {smaller} ({b})") and never(
+                f"({no}) && ({a}) {larger} ({b})"
+            ):
+                return kind
+        return None
+
     def tree(self, node: Any) -> Tree:
         """Affine text, or ``(kind, parts)`` for a min/max lifted out of sums."""
         if isinstance(node, c_ast.ID) and node.name in self.minmax:
@@ -309,6 +346,10 @@ class Scope:
             if len(args) != 2:
                 raise NotAffineError(node, f"{kind} takes two arguments")
             return kind, [self.tree(a) for a in args]
+        if isinstance(node, c_ast.TernaryOp):
+            picked = self._picks(node)
+            if picked is not None:
+                return picked, [self.tree(node.iftrue), self.tree(node.iffalse)]
         if self.in_bound and isinstance(node, c_ast.BinaryOp) and node.op == "/":
             return self._quotient(node)
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-"):
@@ -356,7 +397,7 @@ class Scope:
             if isinstance(n, c_ast.ID) and n.name in self.vars:
                 if self.vars[n.name].base.startswith("uint"):
                     return True
-            elif isinstance(n, c_ast.Constant) and n.type in ("int", "unsigned int", "long"):
+            elif isinstance(n, c_ast.Constant) and n.type in INT_LITERALS:
                 if "u" in n.value.lower().lstrip("0x"):
                     return True
             elif isinstance(n, c_ast.Cast) and self.types.cast_type(n.to_type).startswith("uint"):
@@ -479,6 +520,16 @@ class Scope:
                     f"array {name!r} used without subscripts",
                     "pointer arithmetic and array aliasing are not supported",
                 )
+            declared_with = getattr(var.node, "init", None)  # int j = p[i]; p[i] = 0; y[j]
+            if self.in_index and var.role == "local" and declared_with is not None:
+                raise self.fail(
+                    node,
+                    f"subscript reads {name!r}, a local whose value spf cannot read as an "
+                    "index (it is not one affine value of loop variables, integer parameters "
+                    "and index arrays the function does not write)",
+                    "subscript with the index array itself (y[p[i]]), assign the local once, "
+                    "and keep arrays used as indices read-only",
+                )
             return f"${name}$"
         if name in _NAMED_CONSTANTS:
             return name
@@ -548,10 +599,19 @@ class Scope:
         return f"{spf_name}({', '.join(self.value(a) for a in args)})"
 
 
+def _not_affine(node: Any) -> str:
+    """Why ``node``, of a kind the affine fragment has no rule for, is not affine."""
+    if isinstance(node, c_ast.UnaryOp) and node.op == "sizeof":
+        return "sizeof is not read: write the number"
+    from pycparser.c_generator import CGenerator
+
+    return f"{CGenerator().visit(node)!r} is not an affine expression"
+
+
 def _unsigned_literal(node: Any) -> bool:
     return (
         isinstance(node, c_ast.Constant)
-        and node.type in ("int", "unsigned int", "long", "unsigned long")
+        and node.type in INT_LITERALS
         and "u" in node.value.lower().lstrip("0x").lstrip("0123456789abcdef")
     )
 

@@ -7,6 +7,10 @@ read it as a number; a floating one as its initializer cast to its type (``(floa
 statements compute with the value C stores. A function whose parameter or local has the
 same name keeps its own variable.
 
+The enumerators of an ``enum`` (``enum { N = 64, H = N / 2 };``) are such constants too, of
+type ``int``, each one its value or one more than the one before; those a function declares
+in its body are substituted in that body.
+
 A constant whose initializer is not an integer constant expression spf folds (``sizeof``, a
 cast, a call) or a constant array (``const double w[3] = {...}``) is left as any other
 file-scope variable: a kernel argument (docs/import_c.md)."""
@@ -36,6 +40,7 @@ def substitute_file_constants(src: Source) -> None:
     values: dict[str, Any] = {}
     kept: list[Any] = []
     for ext in src.ast.ext:
+        _enumerators(ext, values)
         if _is_constant(ext):
             _substitute(ext, values, set())
             value = _value(src, types, ext, values)
@@ -44,8 +49,49 @@ def substitute_file_constants(src: Source) -> None:
                 continue
         if values:
             _substitute(ext, values, _own_names(ext) if isinstance(ext, c_ast.FuncDef) else set())
+        if isinstance(ext, c_ast.FuncDef):
+            _function_enumerators(ext)
         kept.append(ext)
     src.ast.ext = kept
+
+
+def _enumerators(ext: Any, values: dict[str, Any]) -> None:
+    """Add the enumerators ``ext`` declares (an ``enum`` declaration, a variable or a
+    typedef of an ``enum`` type) whose values fold to ``values``, as ``int`` literals."""
+    if not isinstance(ext, (c_ast.Decl, c_ast.Typedef)):
+        return
+    for enum in nodes(ext.type):
+        if not isinstance(enum, c_ast.Enum) or enum.values is None:
+            continue
+        number: int | None = -1
+        for item in enum.values.enumerators:
+            if item.value is not None:
+                _substitute(item, values, set())
+                number = _fold(item.value)
+            elif number is not None:
+                number += 1
+            if number is None:
+                return  # not folded: this one and the next stay undeclared names
+            values[item.name] = _literal(number, "", "int", 32, item)
+
+
+def _function_enumerators(fn: Any) -> None:
+    """The enumerators a function declares (``enum { K = 2 };`` in its body) substituted in
+    its body as file-scope ones are, and their declarations dropped."""
+    values: dict[str, Any] = {}
+    for block in nodes(fn.body):
+        if not isinstance(block, c_ast.Compound) or not block.block_items:
+            continue
+        for item in block.block_items:
+            _enumerators(item, values)
+        block.block_items = [
+            item
+            for item in block.block_items
+            if not (isinstance(item, c_ast.Decl) and item.name is None)
+            or not isinstance(item.type, c_ast.Enum)
+        ]
+    if values:
+        _substitute(fn.body, values, set())
 
 
 def _is_constant(ext: Any) -> bool:

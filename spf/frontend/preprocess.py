@@ -3,7 +3,9 @@
 Comments are blanked; ``#include``, ``#pragma`` and ``#line`` lines are dropped; ``#define``
 and ``#undef`` are honoured (object-like, function-like and variadic macros, ``#`` and ``##``,
 expanded recursively as cpp does);
-``#ifdef``/``#ifndef``/``#if <integer>``/``#else``/``#endif`` select lines; GCC's
+``#ifdef``/``#ifndef``/``#if``/``#elif``/``#else``/``#endif`` select lines (the first group
+whose condition, an integer constant expression with ``defined``, holds; conditions in
+skipped text are not read); GCC's
 ``__restrict__``, ``__inline__`` and ``__attribute__((...))`` become C99 (or nothing). A
 function-like macro whose body picks the smaller (larger) of its two arguments with ``?:``
 expands to a ``min(a, b)`` (``max(a, b)``) call, so that bounds such as ``j < MIN(i + 32, n)``
@@ -20,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from spf.errors import ParseError
+from spf.frontend.pp_if import NotConstantError, if_value
 from spf.frontend.std_constants import STANDARD_CONSTANTS
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -391,28 +394,67 @@ def near_paste(toks: list[str], k: int) -> bool:
     return (k > 0 and toks[k - 1] == "##") or (k + 1 < len(toks) and toks[k + 1] == "##")
 
 
-def _directive(exp: _Expander, word: str, rest: str, at: int, live: list[bool]) -> None:
+_DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
+
+
+def _if_value(exp: _Expander, word: str, rest: str, at: int) -> bool:
+    """The condition of ``#if``/``#elif`` as cpp reads it: ``defined NAME`` first, then the
+    macros expanded, then an integer constant expression (:mod:`spf.frontend.pp_if`)."""
+    shown = " ".join(rest.split())
+
+    def defined(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        return "1" if name in exp.macros or name in exp.kept else "0"
+
+    text = _DEFINED.sub(defined, rest)
+    text, _ = exp.expand(text, [at] * len(text), 0, frozenset())
+    symbolic = sorted(set(_IDENT.findall(text)) & exp.keep)
+    if symbolic:
+        raise exp.fail(
+            f"#{word} {shown}: reads {symbolic[0]!r}, which params= keeps symbolic, so its "
+            "value is not known when the source is read; test it in the code, or do not "
+            "name it in params=",
+            at,
+        )
+    try:
+        return if_value(text) != 0
+    except NotConstantError as err:
+        raise exp.fail(
+            f"#{word} {shown}: {err}; #if takes an integer constant expression (integer "
+            "literals, macros, defined(NAME), C's operators)",
+            at,
+        ) from None
+
+
+def _directive(
+    exp: _Expander, word: str, rest: str, at: int, live: list[bool], done: list[bool]
+) -> None:
     """Run one directive ``#word rest`` at offset ``at``; ``live`` is the stack of open
-    conditionals (is each one's text kept?)."""
-    if word in ("ifdef", "ifndef"):
-        name = rest.strip()
-        live.append((name in exp.macros or name in exp.keep) == (word == "ifdef"))
-    elif word == "if":
-        value = rest.strip()
-        if not re.fullmatch(r"\d+", value):
-            raise exp.fail(
-                "#if supports only an integer constant (0 or 1); use #ifdef, or remove the "
-                "condition",
-                at,
-            )
-        live.append(int(value) != 0)
-    elif word in ("else", "endif"):
+    conditionals (is each one's text kept?), ``done`` whether a group of each one was kept
+    already (or its enclosing text is skipped), so that no later ``#elif``/``#else`` group
+    is. As cpp does, the conditions in skipped text are not evaluated."""
+    if word in ("ifdef", "ifndef", "if"):
+        outer = all(live)
+        if not outer:
+            keep = False
+        elif word == "if":
+            keep = _if_value(exp, word, rest, at)
+        else:
+            name = rest.strip()
+            keep = (name in exp.macros or name in exp.kept) == (word == "ifdef")
+        live.append(keep)
+        done.append(keep or not outer)
+    elif word in ("elif", "else", "endif"):
         if not live:
             raise exp.fail(f"#{word} without #if", at)
-        if word == "else":
-            live[-1] = not live[-1]
-        else:
+        if word == "endif":
             live.pop()
+            done.pop()
+        elif done[-1]:
+            live[-1] = False
+        else:
+            live[-1] = word == "else" or _if_value(exp, word, rest, at)
+            done[-1] = live[-1]
     elif not all(live) or word in ("include", "pragma", "line", ""):
         pass
     elif word == "define":
@@ -422,7 +464,7 @@ def _directive(exp: _Expander, word: str, rest: str, at: int, live: list[bool]) 
     else:
         raise exp.fail(
             f"unsupported preprocessor directive '#{word}' (spf handles #define, #undef, "
-            "#include, #pragma and #ifdef/#ifndef/#if 0/1)",
+            "#include, #pragma and #if/#ifdef/#ifndef/#elif/#else/#endif)",
             at,
         )
 
@@ -438,6 +480,7 @@ def preprocess(source: str, keep: frozenset[str] = frozenset()) -> Preprocessed:
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     live: list[bool] = []
+    done: list[bool] = []
     k = 0
     while k < len(lines):
         line, first = lines[k], k
@@ -446,7 +489,7 @@ def preprocess(source: str, keep: frozenset[str] = frozenset()) -> Preprocessed:
             line = line[:-1] + " " + lines[k]
         d = _DIRECTIVE.match(line)
         if d is not None:
-            _directive(exp, d.group(1), d.group(2), starts[first] + line.index("#"), live)
+            _directive(exp, d.group(1), d.group(2), starts[first] + line.index("#"), live, done)
         elif all(live):
             at = starts[first]
             body, body_org = exp.expand(line, list(range(at, at + len(line))), 0, frozenset())

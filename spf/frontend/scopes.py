@@ -2,7 +2,10 @@
 inner block with the name of a local still in scope (``double t = 1.0; for (...) { double
 t = x[i]; ... } y[0] = t;``) is another variable, so it gets a fresh name (``t_``) here,
 before the survey; otherwise both would be one data space and the outer ``t`` would read the
-inner one's last value. Declarations in sibling blocks do not overlap and keep their name."""
+inner one's last value. Declarations in sibling blocks do not overlap and keep their name,
+unless their types differ (``for (int i ...)`` then ``for (long i ...)``, ``double t`` in one
+loop and ``float t`` in the next): one name is one data space of one type, so the later one
+is renamed too."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ class _Scopes:
     def __init__(self, taken: set[str], renamed: dict[str, str]) -> None:
         self.taken = taken
         self.renamed = renamed
+        self.types: dict[str, str] = {}  # the type of each name's first declaration
 
     def block(self, items: list[Any], env: list[dict[str, str]]) -> None:
         env = [*env, {}]
@@ -61,7 +65,9 @@ class _Scopes:
 
     def declare(self, node: Any, env: list[dict[str, str]]) -> None:
         name = node.name
-        if any(name in scope for scope in env[:-1]):
+        kind = _type_text(node.type)
+        first = self.types.setdefault(name, kind)
+        if any(name in scope for scope in env[:-1]) or first != kind:
             new = fresh(name, self.taken)
             self.renamed[new] = name
             node.name = new
@@ -71,6 +77,17 @@ class _Scopes:
             if isinstance(t, c_ast.TypeDecl):
                 t.declname = new
         env[-1][name] = node.name
+
+
+def _type_text(t: Any) -> str:
+    """A declaration's type without its name: ``*``/``[]`` for each level and the words of
+    the element type (extents and qualifiers aside: they make no other data space)."""
+    out = []
+    while not isinstance(t, c_ast.TypeDecl) and getattr(t, "type", None) is not None:
+        out.append("[]" if isinstance(t, c_ast.ArrayDecl) else "*")
+        t = t.type
+    words = getattr(getattr(t, "type", None), "names", None)
+    return " ".join([*(words or ["?"]), *out])
 
 
 __all__ = ["rename_shadowing_locals"]

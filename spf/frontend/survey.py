@@ -11,7 +11,7 @@ from spf.frontend.cparse import Source, c_ast, error_at, nodes
 from spf.frontend.decls import Types, Var, is_integer
 from spf.frontend.exprs import Scope
 from spf.frontend.pointers import root, roots
-from spf.frontend.rewrite import c_name
+from spf.frontend.rewrite import c_name, identifiers
 
 _INCREMENTS = ("p++", "p--", "++", "--")
 
@@ -78,9 +78,16 @@ def _add(src: Source, found: _Found, var: Var) -> None:
 
 
 def _declarations(src: Source, fn: Any, types: Types, found: _Found) -> None:
-    """File-scope variables, then the parameters (which hide file-scope names)."""
+    """File-scope variables the function reads or writes (one it does not use, such as
+    ``extern int verbose;``, is no kernel argument), then the parameters (which hide
+    file-scope names)."""
+    used = identifiers(fn)
     for ext in src.ast.ext:
-        if isinstance(ext, c_ast.Decl) and not isinstance(ext.type, c_ast.FuncDecl) and ext.name:
+        if (
+            isinstance(ext, c_ast.Decl)
+            and not isinstance(ext.type, c_ast.FuncDecl)
+            and ext.name in used
+        ):
             _add(src, found, types.var(ext, "global"))
     params = fn.decl.type.args.params if fn.decl.type.args is not None else []
     for p in params:

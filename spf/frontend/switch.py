@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spf.frontend.cparse import Source, c_ast, c_integer
+from spf.frontend.cparse import INT_LITERALS, Source, c_ast, c_integer
 from spf.frontend.rewrite import clone, located, map_statements
 
 _LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
@@ -172,7 +172,7 @@ def _constant(node: Any) -> int | None:
         text = node.value.rstrip("uUlL")
         if node.type == "char" and len(text) == 3 and text[0] == text[-1] == "'":
             return ord(text[1])
-        if node.type not in ("int", "long", "unsigned int", "long int", "unsigned long"):
+        if node.type not in INT_LITERALS:
             return None
         return c_integer(text)
     if isinstance(node, c_ast.Cast):

@@ -4,11 +4,12 @@ its domain constraints (loop bounds, affine ``if`` conditions) and its 2d+1 sche
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spf.frontend.conds import Cmp, Cond, conj, domain_text, negate
-from spf.frontend.cparse import c_ast, c_integer, nodes
+from spf.frontend.cparse import INT_LITERALS, c_ast, c_integer, nodes
 from spf.frontend.exprs import NotAffineError, Scope, Tree
 from spf.frontend.increments import increment
 from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
@@ -17,6 +18,9 @@ from spf.frontend.not_equal import as_ordered
 from spf.frontend.pointers import PointerAlias, bind
 from spf.frontend.rewrite import c_name, located
 from spf.frontend.steps import symbolic_step
+
+if TYPE_CHECKING:
+    from spf.frontend.decls import Var
 
 _UNSUPPORTED = {
     "While": ("while loops", "write the loop as a counted for loop"),
@@ -30,6 +34,8 @@ _UNSUPPORTED = {
     "StaticAssert": ("_Static_assert", "remove it"),
 }
 _ASSIGN = ("=", "+=", "-=", "*=", "/=")
+_MAX_INIT = 64
+"""The most elements an initializer list of a local array gives (one statement each)."""
 
 
 @dataclass(frozen=True)
@@ -318,11 +324,10 @@ class Walker:
             return replace(ctx, ivs=tuple(states.items()))
         if node.init is None:
             return ctx
-        if isinstance(node.init, c_ast.InitList):
-            raise self.fail(
-                node, f"initializer list for {node.name!r}", "assign the elements in a loop"
-            )
         var = self.scope.vars[node.name]
+        if isinstance(node.init, c_ast.InitList):
+            self.emit(self._init_list(node, var, ctx), ctx, counter, node)
+            return ctx
         if var.rank:  # double *p = &a[k];
             alias = bind(self._scoped(ctx), node.name, var.rank, node.init)
             return replace(ctx, pointers=(*ctx.pointers, (node.name, alias)))
@@ -335,6 +340,70 @@ class Walker:
         s = self._scoped(ctx)
         self.emit([f"${node.name}$ = {s.value(node.init)};"], ctx, counter, node)
         return ctx
+
+    def _init_list(self, node: Any, var: Var, ctx: _Ctx) -> list[str]:
+        """``double w[3] = {0.25, 0.5, 0.25};`` (nested braces per dimension, or one flat
+        list in row-major order): one assignment per element, the elements the list does
+        not give set to 0 as C sets them."""
+        refuse = f"initializer list for {node.name!r}"
+        s = self._scoped(ctx)
+        extents: list[int] = []
+        for d in var.dims:
+            try:
+                text = s.affine(d) if d is not None else ""
+            except NotAffineError:
+                text = ""
+            if not text.isdigit():
+                raise self.fail(
+                    node,
+                    f"{refuse} of an extent that is not a number",
+                    f"give the extent as a number ({var.base} {c_name(node.name)}[3] = {{...}}), "
+                    "or assign the elements in a loop",
+                )
+            extents.append(int(text))
+        total = math.prod(extents)
+        if not var.rank or total > _MAX_INIT:
+            raise self.fail(node, refuse, "assign the elements in a loop")
+        given: dict[tuple[int, ...], Any] = {}
+        flat = [e for e in node.init.exprs if not isinstance(e, c_ast.InitList)]
+        if var.rank > 1 and len(flat) == len(node.init.exprs):  # {1, 2, 3, 4} for a[2][2]
+            if len(flat) > total:
+                raise self.fail(node, f"{refuse}: more values than the {total} elements")
+            for k, e in enumerate(flat):
+                given[tuple(_digits(k, extents))] = e
+        else:
+            self._init_level(node.init, (), extents, given, refuse, node)
+        out = []
+        for k in range(total):
+            at = tuple(_digits(k, extents))
+            value = s.value(given[at]) if at in given else "0"
+            out.append(f"${node.name}$({', '.join(map(str, at))}) = {value};")
+        return out
+
+    def _init_level(
+        self,
+        init: Any,
+        at: tuple[int, ...],
+        extents: list[int],
+        given: dict[tuple[int, ...], Any],
+        refuse: str,
+        decl: Any,
+    ) -> None:
+        if len(at) == len(extents):
+            if isinstance(init, c_ast.InitList):
+                if len(init.exprs) != 1:
+                    raise self.fail(init, f"{refuse}: braces around several values")
+                init = init.exprs[0]
+            given[at] = init
+            return
+        if not isinstance(init, c_ast.InitList):
+            raise self.fail(init, f"{refuse}: write braces for each dimension")
+        if len(init.exprs) > extents[len(at)]:
+            raise self.fail(init, f"{refuse}: more values than the extent {extents[len(at)]}")
+        for k, e in enumerate(init.exprs):
+            if isinstance(e, c_ast.NamedInitializer):
+                raise self.fail(decl, f"{refuse}: designated initializers are not read")
+            self._init_level(e, (*at, k), extents, given, refuse, decl)
 
     # ---------- loops ----------
 
@@ -609,6 +678,27 @@ class Walker:
             out += f" else {{ {self._render_body(node.iffalse, ctx)} }}"
         return out
 
+    def _render_decl(self, node: Any, ctx: _Ctx) -> _Ctx | str:
+        """A declaration inside a rendered ``if`` block: a pointer (``double *p = &x[i];``,
+        also an inlined callee's array parameter) or an integer local with an affine value
+        binds an alias for the items after it, as :meth:`decl` does; any other value is an
+        assignment in the block's text."""
+        if node.init is None:
+            return ""
+        if isinstance(node.init, c_ast.InitList):
+            raise self.fail(
+                node, f"initializer list for {node.name!r}", "assign the elements in a loop"
+            )
+        var = self.scope.vars[node.name]
+        if var.rank:
+            alias = bind(self._scoped(ctx), node.name, var.rank, node.init)
+            return replace(ctx, pointers=(*ctx.pointers, (node.name, alias)))
+        if var.base not in ("double", "float") and self.written.get(node.name, 0) == 0:
+            bound = self._bind(ctx, node.name, node.init)
+            if bound is not None:
+                return bound
+        return f"${node.name}$ = {self._scoped(ctx).value(node.init)};"
+
     def _render_body(self, node: Any, ctx: _Ctx) -> str:
         items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
         out: list[str] = []
@@ -625,16 +715,28 @@ class Walker:
             elif isinstance(item, c_ast.Compound):
                 out.append(self._render_body(item, ctx))
             elif isinstance(item, c_ast.Decl):
-                if item.init is not None:
-                    s = self._scoped(ctx)
-                    out.append(f"${item.name}$ = {s.value(item.init)};")
+                done = self._render_decl(item, ctx)
+                if isinstance(done, _Ctx):
+                    ctx = done
+                elif done:
+                    out.append(done)
             elif not isinstance(item, c_ast.EmptyStatement):
                 raise self.fail(item, f"unsupported statement ({kind}) under a condition")
         return " ".join(out)
 
 
+def _digits(k: int, extents: list[int]) -> list[int]:
+    """The subscripts of the ``k``-th element in row-major order."""
+    out = []
+    for e in reversed(extents):
+        out.append(k % e)
+        k //= e
+    return out[::-1]
+
+
 def _literal(node: Any) -> int | None:
-    if isinstance(node, c_ast.Constant) and node.type == "int":
+    """The value of an integer literal of any suffix (``2``, ``2L``, ``2u``), else None."""
+    if isinstance(node, c_ast.Constant) and node.type in INT_LITERALS:
         return c_integer(node.value)
     return None
 

@@ -85,7 +85,9 @@ def test_offsets_map_back_to_the_source() -> None:
     ("src", "words"),
     [
         ("#error stop\n", "unsupported preprocessor directive '#error'"),
-        ("#if N > 2\n#endif\n", "#if supports only"),
+        ("#if sizeof(int) == 4\n#endif\n", "#if takes an integer constant expression"),
+        ("#if 1u\n#endif\n", "1u is unsigned"),
+        ("#if 1 / 0\n#endif\n", "division by zero"),
         ("#endif\n", "#endif without #if"),
         ("#ifdef X\n", "without #endif"),
         ("#define\n", "#define needs a macro name"),
@@ -134,3 +136,27 @@ def test_variadic_macros_pasting_and_stringizing_expand_as_cpp_does(source: str,
 def test_malformed_variadic_or_pasting_macros_are_named(source: str, message: str) -> None:
     with pytest.raises(ParseError, match=message):
         preprocess(source)
+
+
+@pytest.mark.parametrize(
+    ("cond", "kept"),
+    [
+        ("N > 4 && defined(N)", True),
+        ("defined N && !defined(M)", True),
+        ("M + 1 == 1", True),  # a name that is no macro is 0
+        ("-7 / 2 == -3 && -7 % 2 == -1", True),  # C truncates toward zero
+        ("(1 ? 2 : 3) == 2 && (0x10 >> 2) == 4 && ~0 == -1 && 010 == 8", True),
+        ("0 && 1 / 0", False),  # an operand && skips is not evaluated
+        ("TWICE(N) == 16", True),
+        ("N < 4 || N > 8", False),
+    ],
+)
+def test_if_takes_integer_constant_expressions(cond: str, kept: bool) -> None:
+    # '#if' took a bare integer only: '#if defined(X)' and '#if N > 4' were refused
+    src = f"#define N 8\n#define TWICE(x) 2 * x\n#if {cond}\nint yes;\n#endif\n"
+    assert ("int yes;" in preprocess(src).text) == kept
+
+
+def test_if_on_a_size_params_keeps_symbolic_is_refused() -> None:
+    with pytest.raises(ParseError, match="reads 'N', which params= keeps symbolic"):
+        preprocess("#define N 8\n#if N > 4\nint yes;\n#endif\n", frozenset({"N"}))
