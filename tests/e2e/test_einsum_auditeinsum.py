@@ -5,7 +5,9 @@
   (``index_dtype='int64'``), not told to ``astype(np.int32)`` (which wrapped column
   2**32 + 1 to 1: a wrong result, silently); the int64 kernel computes it.
 * ``C(i,j) = A(i,k) * B(j,k)`` with both in CSR merges every pair of rows: a
-  ``CostWarning`` names the operand and the format that scans only the products."""
+  ``CostWarning`` names the operand and the format that scans only the products.
+* A checked call tested one operand's sorted rows in the loop over another's entries,
+  reading past its arrays: valid operands refused, or a segmentation fault."""
 
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ import scipy.sparse as sp
 
 import spf
 from spf.errors import ArgumentError
-from spf.formats import CSC, CSF, CSR
-from spf.sparse import csc_args, csr_args
+from spf.formats import COO, CSC, CSF, CSR
+from spf.sparse import coo_args, csc_args, csr_args
 
 M = 5_000_000_000  # columns beyond int32: csr_args picks int64 index arrays
 
@@ -104,3 +106,27 @@ def test_merges_whose_pairs_are_a_dense_tensors_elements_do_not_warn(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         spf.einsum(text, **formats)
+
+
+def test_a_checked_call_reads_no_index_array_of_an_operand_its_loop_does_not_scan() -> None:
+    """auditeinsum: in ``Y(k) = B(k,i) + C(j,i)`` (B in COO, C in CSR) the checked kernel
+    tested C's sorted rows inside the loop over B's entries, with C's row ``i`` taken as
+    B's position ``B_k``: ``C_rowptr(B_k + 1)`` and ``C_col(B_row(B_k))``, read past C's
+    arrays. Valid operands were refused ("the index arrays changed during the call") on
+    what lay there, or the interpreter died (a segmentation fault for 2M entries of B and a
+    1 x 2 C). Here C's arrays are views into buffers whose next entries hold what made the
+    old test fail; the fact is now tested where C's rows are read."""
+    kernel = spf.einsum("Y(k) = B(k,i) + C(j,i)", B=COO, C=CSR).compile()
+    b = sp.coo_array(
+        (np.ones(6), (np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 0, 1]))), shape=(3, 2)
+    )
+    rowptr = np.array([0, 1, 0, 10, 0, 10, 0, 10], dtype=np.int32)[:2]  # C: 1 x 2, one entry
+    col = np.array([1, 0, 0, 0], dtype=np.int32)[:1]
+    c = {"C": np.array([5.0]), "C_rowptr": rowptr, "C_col": col, "C_N": 1, "C_M": 2, "C_NNZ": 1}
+    y = np.zeros(3)
+    kernel(Y=y, **coo_args(b, prefix="B_"), **c)
+    assert y.tolist() == [7.0, 7.0, 7.0]
+    bad = {**c, "C_col": np.array([1, 0], dtype=np.int32), "C": np.array([5.0, 6.0])}
+    bad.update(C_rowptr=np.array([0, 2], dtype=np.int32), C_NNZ=2)
+    with pytest.raises(ArgumentError, match=r"C_col\(k1\) < C_col\(k2\)' does not hold"):
+        kernel(Y=y, **coo_args(b, prefix="B_"), **bad)  # C's rows are still tested
