@@ -180,6 +180,14 @@ class DroppedTagWarning(UserWarning):
     loop and the tag."""
 
 
+class CostWarning(UserWarning):
+    """A computation whose generated loops cost more than its input and output call for,
+    where another formulation does not: ``spf.einsum("C(i,j) = A(i,k) * B(j,k)", A=CSR,
+    B=CSR, C=CSR)`` merges a row of ``A`` with every row of ``B`` (``I * J`` merges however
+    few products exist). ``spf.einsum`` warns when it binds such a formula, naming the loop
+    and the operand, and saying what scans only the products that exist."""
+
+
 def add_context(err: BaseException, note: str) -> None:
     """Add ``note`` (``During: applying tile(...)``) to ``err`` as it rises, once: an error
     raised again through the same place keeps one copy.
@@ -199,6 +207,7 @@ __all__ = [
     "ArityError",
     "CodegenError",
     "CompileError",
+    "CostWarning",
     "DroppedTagWarning",
     "FormatError",
     "IllegalScheduleError",

@@ -890,6 +890,23 @@ def _tensor_entries(
     return c.astype(np.int64), vals, tuple(dims)
 
 
+def _linear_key(c: np.ndarray[Any, Any], dims: tuple[int, ...]) -> np.ndarray[Any, Any] | None:
+    """Each entry's row-major position in a tensor of extents ``dims`` (one int64 whose
+    order is the coordinates' lexicographic order), or None where that does not fit in
+    int64. ``np.lexsort`` sorts once per dimension; a stable sort of this key gives the same
+    order in one (4M entries of a 2000^3 tensor: 0.6 s against 2.4 s)."""
+    size = 1
+    for extent in dims:
+        size *= max(extent, 1)
+    if size > np.iinfo(np.int64).max:
+        return None
+    key: np.ndarray[Any, Any] = c[0].astype(np.int64, copy=True)
+    for d in range(1, len(dims)):
+        key *= dims[d]
+        key += c[d]
+    return key
+
+
 def csf_args(
     coords: object,
     values: object,
@@ -914,16 +931,26 @@ def csf_args(
 array([1, 0], dtype=int32), array([3., 5.]))
     """
     c, vals, dims = _tensor_entries(coords, values, shape, "csf_args")
+    given = vals  # may be the caller's array: the result's values are a copy of their own
     order = len(dims)
-    perm = np.lexsort(c[::-1]) if c.shape[1] else np.zeros(0, dtype=np.int64)
-    c, vals = c[:, perm], vals[perm]
-    new = np.ones(c.shape[1], dtype=bool)
-    new[1:] = np.any(c[:, 1:] != c[:, :-1], axis=0)
+    key = _linear_key(c, dims)
+    if key is None:
+        perm = np.lexsort(c[::-1]) if c.shape[1] else np.zeros(0, dtype=np.int64)
+        c, vals = np.take(c, perm, axis=1), vals[perm]
+        new = np.ones(c.shape[1], dtype=bool)
+        new[1:] = np.any(c[:, 1:] != c[:, :-1], axis=0)
+    else:
+        if c.shape[1] and not bool(np.all(key[1:] >= key[:-1])):  # sorted input: no sort
+            perm = np.argsort(key, kind="stable")  # lexsort's order, one pass not `order`
+            c, vals, key = np.take(c, perm, axis=1), vals[perm], key[perm]
+        new = np.ones(c.shape[1], dtype=bool)
+        new[1:] = key[1:] != key[:-1]
     starts = np.flatnonzero(new)
-    vals = np.add.reduceat(vals, starts) if len(starts) else vals[:0]
-    c = c[:, starts]
+    if len(starts) < c.shape[1]:  # duplicates, summed (np.take: 4x c[:, starts] here)
+        vals = np.add.reduceat(vals, starts) if len(starts) else vals[:0]
+        c = np.take(c, starts, axis=1)
     n = c.shape[1]
-    args: dict[str, Any] = {"A": np.ascontiguousarray(vals)}
+    args: dict[str, Any] = {"A": vals.copy() if vals is given else np.ascontiguousarray(vals)}
     dtype = _index_dtype(index_dtype, max(*dims, n, 1), "csf_args")
     parent = np.zeros(1, dtype=np.int64)  # the root: entry 0
     first = np.zeros(n, dtype=bool)

@@ -461,19 +461,87 @@ def _best_candidate(
             shared = score(dict(zip(names, zip(image, shifts, strict=True), strict=True)))
             if shared:
                 scored.append((-shared, len(scored), image, shifts, inner, pins))
-    # the first renaming (in the order tried) of the highest score whose points form a set:
-    # building sets costs the most, so they are built best first, until one succeeds (and
-    # the points are renamed back to the fact's variables only for those tried)
+    return _first_candidate(stmt, scored, names, dterms, sterms, svars, ufs)
+
+
+def _first_candidate(
+    stmt: str,
+    scored: list[tuple[int, int, tuple[str, ...], tuple[int, ...], Terms, Terms]],
+    names: list[str],
+    dterms: Terms,
+    sterms: Terms,
+    svars: list[str],
+    ufs: Mapping[str, UF],
+) -> _Candidate | None:
+    """The first renaming (in the order tried) of the highest score whose guard reads its
+    index arrays in bounds (:class:`_SafeCalls`) and whose points form a set: building sets
+    costs the most, so they are built best first, until one succeeds (and the points are
+    renamed back to the fact's variables only for those tried)."""
+    safe = _SafeCalls(sterms, svars, ufs)
     for _, _, image, shifts, inner, pins in sorted(scored, key=lambda c: c[:2]):
         mapping = {v: _s(s) + d for v, s, d in zip(names, image, shifts, strict=True)}
-        back = {s: _s(v) - d for v, s, d in zip(names, image, shifts, strict=True)}
-        try:
-            covered = as_set(names, rename(inner, back), ufs)
-        except SpfError:
+        if not safe.allows(rename(dterms, mapping)):
             continue
-        own_terms = tuple(t for t in sterms if t not in pins)
-        return _Candidate(stmt, mapping, covered, own_terms, pins, tuple(svars))
+        back = {s: _s(v) - d for v, s, d in zip(names, image, shifts, strict=True)}
+        covered = _points(names, rename(inner, back), ufs)
+        if covered is not None:
+            own_terms = tuple(t for t in sterms if t not in pins)
+            return _Candidate(stmt, mapping, covered, own_terms, pins, tuple(svars))
     return None
+
+
+def _points(names: Sequence[str], terms: Terms, ufs: Mapping[str, UF]) -> Set | None:
+    """``as_set(names, terms, ufs)``, or None where the terms form no set."""
+    try:
+        return as_set(names, terms, ufs)
+    except SpfError:
+        return None
+
+
+class _SafeCalls:
+    """Whether a statement may call a UF at an argument in its guard (auditeinsum): the guard
+    reads the check domain's index arrays before anything tests their arguments, so a call
+    must be one the statement's loops make themselves, or one whose arguments the statement's
+    domain keeps inside the UF's declared domain. Otherwise a renaming that shares a bound
+    or two with the statement (``rowptr(i) <= k1`` of a CSR operand ``C`` with ``i`` as the
+    entry ``B_k`` of a COO operand in a statement scanning ``B``) reads ``C_rowptr(B_k + 1)``
+    out of bounds: a good call refused on what it found there, or a segmentation fault."""
+
+    def __init__(self, sterms: Terms, svars: Sequence[str], ufs: Mapping[str, UF]) -> None:
+        self.read = {c for _, e in sterms for c in e.calls()}
+        self.sterms, self.svars, self.ufs = sterms, svars, ufs
+        self.known: dict[Call, bool] = {}
+
+    def allows(self, terms: Terms) -> bool:
+        """Whether every UF call of ``terms`` (a renamed check domain) is safe here."""
+        return all(self.safe(c) for _, e in terms for c in e.calls())
+
+    def safe(self, call: Call) -> bool:
+        if call in self.read:
+            return True
+        found = self.known.get(call)
+        if found is None:
+            found = self.known[call] = self._inside(call)
+        return found
+
+    def _inside(self, call: Call) -> bool:
+        uf = self.ufs.get(call.base)
+        if uf is None or call.name != call.base:
+            return False
+        if uf.domain is None:
+            return True
+        bounds = conjunction(uf.domain)
+        params = uf.domain.tuple_vars
+        if bounds is None or len(params) != len(call.args):
+            return False
+        need = rename(bounds, dict(zip(params, call.args, strict=True)))
+        ranged = {n: _without_order(u) for n, u in self.ufs.items()}
+        try:
+            return as_set(self.svars, self.sterms, ranged).is_subset(
+                as_set(self.svars, need, ranged)
+            )
+        except SpfError:
+            return False
 
 
 class _Scorer:

@@ -20,6 +20,7 @@ from spf.errors import ArgumentError
 from spf.index_notation.build import Einsum
 from spf.index_notation.formula import bind
 from spf.index_notation.kernel import EinsumKernel
+from spf.index_notation.pairwise import warn_pairwise
 from spf.index_notation.sparse_output import SparseEinsum, SparseEinsumKernel, build_sparse
 
 __all__ = ["Einsum", "EinsumKernel", "SparseEinsum", "SparseEinsumKernel", "einsum"]
@@ -66,6 +67,7 @@ def einsum(
     if not isinstance(parallel, bool):
         raise ArgumentError(f"einsum: parallel must be True or False, got {parallel!r}")
     f = bind(expr, formats, sizes, _index_dtype(index_dtype))
+    warn_pairwise(f)
     label = name or f"einsum_{f.output.name}"
     if not label.isidentifier():
         raise ArgumentError(f"einsum: name must be a C identifier, got {label!r}")

@@ -31,6 +31,22 @@ if TYPE_CHECKING:
 _MISSING: Any = object()
 
 
+def _wraps(value: npt.NDArray[Any], dtype: np.dtype[Any]) -> str | None:
+    """The first entry of the integer array ``value`` that the integer ``dtype`` cannot
+    hold (``value.astype(dtype)`` would wrap it), as text; None where there is none or
+    either type is no integer type."""
+    if dtype.kind not in "iu" or value.dtype.kind not in "iu" or value.size == 0:
+        return None
+    info = np.iinfo(dtype)
+    flat = value.reshape(-1)
+    # the bounds compared as Python ints: a uint64 against a signed one must not go via float
+    if int(flat.min()) >= info.min and int(flat.max()) <= info.max:
+        return None
+    k = int(np.flatnonzero((flat < info.min) | (flat > info.max))[0])
+    where = f" at index {k}" if value.ndim == 1 else f" at flat index {k}"
+    return f"{int(flat[k])}{where}"
+
+
 class _Data:
     """How one array argument (data space or UF) is checked."""
 
@@ -134,6 +150,18 @@ class _Data:
                 f"{type(value).__name__}; pass np.asarray({name}, dtype=np.{dtype})"
             )
         if value.dtype != dtype:
+            if (wrap := _wraps(value, dtype)) is not None:
+                wider = (
+                    "declare the index arrays int64 (index_dtype='int64' for spf.einsum, "
+                    "spf.kernels and spf.formats.convert; dtype='int64' for a UF of your own)"
+                    if self.is_uf
+                    else f"declare data space {name!r} with a wider type"
+                )
+                return ArgumentError(
+                    f"{label}: expected dtype {dtype} ({self.arg.ctype}), got {value.dtype} "
+                    f"holding {wrap}, outside {dtype}'s range: {name}.astype(np.{dtype}) would "
+                    f"wrap it (wrong results, silently); {wider}"
+                )
             hint = (
                 " (the UF's declared dtype; index arrays are never converted silently)"
                 if self.is_uf

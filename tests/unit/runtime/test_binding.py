@@ -80,3 +80,47 @@ def test_the_fast_plan_takes_parameters_from_shapes_as_bind_does() -> None:
         binder.bind({"x": np.ones(2), "A": A, "y": y})
     assert binder.fast({"A": A, "y": y}) is None  # x is missing
     assert binder.fast({"x": x, "A": A, "y": y, "z": x}) is None  # an unknown argument
+
+
+def test_an_index_array_the_declared_type_cannot_hold_is_not_told_to_convert() -> None:
+    """auditeinsum: ``csr_args`` of a matrix with 5e9 columns gives int64 index arrays; an
+    int32 kernel's message said ``col.astype(np.int32)``, which wraps column 2**32 + 1 to 1
+    and the call then ran on the wrong column, silently. It now names the value and asks
+    for int64 index arrays; a value int32 holds keeps the plain advice."""
+    uf = UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")
+    sig = Signature(
+        function="f",
+        args=(
+            Arg(name="M", kind="param", ctype="int64_t"),
+            Arg(name="NNZ", kind="param", ctype="int64_t"),
+            Arg(name="col", kind="uf", ctype="int32_t", const=True, rank=1, uf=uf),
+        ),
+    )
+    wide = np.array([7, 2**32 + 1], dtype=np.int64)
+    with pytest.raises(ArgumentError) as err:
+        Binder(sig).bind({"col": wide, "M": 5 * 10**9, "NNZ": 2})
+    text = str(err.value)
+    assert "holding 4294967297 at index 1, outside int32's range" in text
+    assert "index_dtype='int64'" in text
+    assert "would wrap it" in text
+    for small in (np.array([0, 1], np.int64), np.array([0, 1], np.uint64)):
+        with pytest.raises(ArgumentError, match=r"convert it with col\.astype\(np\.int32\)"):
+            Binder(sig).bind({"col": small, "M": 3, "NNZ": 2})
+    with pytest.raises(ArgumentError, match=r"holding 18446744073709551615 at index 0"):
+        Binder(sig).bind({"col": np.array([2**64 - 1, 0], np.uint64), "M": 3, "NNZ": 2})
+    with pytest.raises(ArgumentError, match=r"holding -2147483649 at index 1"):
+        Binder(sig).bind({"col": np.array([0, -(2**31) - 1], np.int64), "M": 3, "NNZ": 2})
+
+
+def test_a_data_space_the_declared_type_cannot_hold_asks_for_a_wider_type() -> None:
+    sig = Signature(
+        function="g",
+        args=(
+            Arg(name="N", kind="param", ctype="int64_t"),
+            Arg(name="v", kind="data", ctype="int32_t", const=True, shape=("N",)),
+        ),
+    )
+    with pytest.raises(
+        ArgumentError, match=r"holding 3000000000 at flat index 3.*'v' with a wider"
+    ):
+        Binder(sig).bind({"v": np.array([[0, 1], [2, 3 * 10**9]], np.int64), "N": 2})
