@@ -415,3 +415,38 @@ def test_privatized_loop_carrying_two_operators_on_one_array_stays_refused() -> 
         stmt.parallelize("i", reduction="privatize")
     with pytest.raises(spf.IllegalScheduleError, match="s0 accumulates with \\* and s1 with \\+"):
         comp.check_legality()
+
+
+def _running_max() -> spf.Computation:
+    comp = spf.Computation("running_max")
+    comp.add_data_space("m", "double", shape=())
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$m$ = max($m$, $x$(i));", "{[i]: 0 <= i < N}"))
+    return comp
+
+
+@pytest.mark.parametrize(
+    ("build", "command", "advice"),
+    [
+        (_vsum, lambda s: s.vectorize("i", 8), "parallelize('i1', reduction=\"atomic\")"),
+        (_dot, lambda s: s.reverse("i"), "parallelize('i', reduction=\"privatize\")"),
+        (_running_max, lambda s: s.parallelize("i"), "keep loop 'i' serial (min/max"),
+        (_running_max, lambda s: s.reverse("i"), "keep loop 'i' serial (min/max"),
+    ],
+)
+def test_a_refused_reduction_loop_is_not_told_to_privatize_its_sum(
+    build: Callable[[], spf.Computation], command: Callable[[spf.Stmt], object], advice: str
+) -> None:
+    """``s += x(i)`` vectorized, or ``m = max(m, x(i))`` run in parallel or reversed, was
+    refused with "'s' is a scalar shared by every iteration ...: make it private to each
+    iteration" (declare it in the loop body, or add_local(private=...)): advice that turns
+    the sum into the last term. The message now says the scalar is a reduction and what
+    to do instead."""
+    comp = build()
+    command(comp.stmts[-1])
+    with pytest.raises(spf.IllegalScheduleError) as err:
+        comp.check_legality()
+    text = str(err.value)
+    assert "make it private" not in text
+    assert "is a reduction" in text
+    assert advice in text
