@@ -450,3 +450,28 @@ def test_a_refused_reduction_loop_is_not_told_to_privatize_its_sum(
     assert "make it private" not in text
     assert "is a reduction" in text
     assert advice in text
+
+
+@pytest.mark.parametrize(
+    ("build", "order"),
+    [
+        (_gemm, lambda c: c.stmt("s1").after("s0", "k")),
+        (_gemm, lambda c: c.stmt("s0").then("s1", "k")),
+        (_dot, lambda c: c.stmt("s0").after("s1", "i")),
+    ],
+)
+def test_ordering_at_a_loop_the_other_statement_lacks_says_so(
+    build: Callable[[], spf.Computation], order: Callable[[spf.Computation], object]
+) -> None:
+    """``s1.after(s0, "k")`` with ``k`` a loop of ``s1`` only said "statement s0 needs 3
+    loop(s) at the odd positions of a 2d+1 schedule to share them with s0": the statement
+    named twice, and nothing about the level. It now says how many loops the statement has
+    and what to name instead; the computation is unchanged."""
+    comp = build()
+    before = comp.to_json()
+    with pytest.raises(spf.SpfError, match="fewer than the") as err:
+        order(comp)
+    text = str(err.value)
+    assert "statement s0 has" in text
+    assert "name a loop both statements have" in text
+    assert comp.to_json() == before
