@@ -529,3 +529,15 @@ def test_split_and_vectorized_loop_of_a_private_local_compiles(
         build().interpret(**want)
         for n_threads in (1, 2):
             _assert_same(_run(kernel, args, n_threads), want, False, n)
+
+
+def test_fuse_at_an_unknown_loop_name_is_refused_as_fuse() -> None:
+    """``comp.fuse("s0", "s1", "zz")`` was refused by the ``after`` it is built on ("after:
+    not a loop of s0 nor of s1"): a command the user did not call. The message now names
+    ``fuse`` and the loops, and the computation is unchanged."""
+    comp = _blur2d()
+    before = comp.to_json()
+    with pytest.raises(spf.UndeclaredError, match="fuse: not a loop of s0 nor of s1") as err:
+        comp.fuse("s0", "s1", "zz")
+    assert "after" not in str(err.value)
+    assert comp.to_json() == before
