@@ -726,7 +726,7 @@ def _check_parallel_tags(ir: ComputationIR) -> None:
                     f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel "
                     f"({', '.join(tags)}): "
                     f"{carried[0]}"
-                    + shared_scalar_hint(ir, carried[0].data_space, loop)
+                    + shared_scalar_hint(ir, carried[0].data_space, loop, carried[0])
                     + shared_buffer_hint(ir, carried[0].data_space, loop, stmt.name)
                     + blame_in(ir.trace, [stmt.name], loop)
                 )
@@ -868,7 +868,7 @@ def _check_order(
             f"{dep.source} to {dep.sink} (carried by "
             f"{', '.join(dep.original_carried_by) or 'no loop'} in program order): {why}; "
             f"relation {dep.relation}"
-            + shared_scalar_hint(ir, dep.data_space, _violated_loop(why) or "")
+            + shared_scalar_hint(ir, dep.data_space, _violated_loop(why) or "", dep)
             + blame_in(ir.trace, [dep.source, dep.sink], _violated_loop(why))
         )
 

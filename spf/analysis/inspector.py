@@ -285,7 +285,7 @@ def _through_shared_scalar(
     through a scalar every iteration shares (None for other data spaces)."""
     from spf.analysis.private import shared_scalar_hint
 
-    hint = shared_scalar_hint(ir, dep.data_space, loop)
+    hint = shared_scalar_hint(ir, dep.data_space, loop, dep)
     if not hint:
         return None
     return IllegalScheduleError(

@@ -39,6 +39,7 @@ from spf.ir.reading import data_space, is_constant, iterator_names, uses
 from spf.sets import Relation
 
 if TYPE_CHECKING:
+    from spf.analysis.inspector import Dependence
     from spf.ir import ComputationIR
     from spf.ir.reading import ParsedStmt
     from spf.sets import Set
@@ -252,9 +253,13 @@ def check_private(ir: ComputationIR) -> None:
             private_position(ir, ds.name)
 
 
-def shared_scalar_hint(ir: ComputationIR, space: str, loop: str) -> str:
-    """Advice for a dependence on ``space`` that loop ``loop`` carries: when ``space`` is a
-    shared scalar, how to make it private (empty otherwise)."""
+def shared_scalar_hint(
+    ir: ComputationIR, space: str, loop: str, dep: Dependence | None = None
+) -> str:
+    """Advice for a dependence on ``space`` (``dep`` when known) that loop ``loop``
+    carries: when ``space`` is a shared scalar, how to make it private (empty otherwise),
+    unless ``dep`` runs through a reduction's running value, which must stay shared: then
+    what to do instead (:func:`spf.analysis.reductions.accumulation_hint`)."""
     ds = data_space(ir, space)
     if (
         not loop
@@ -264,6 +269,12 @@ def shared_scalar_hint(ir: ComputationIR, space: str, loop: str) -> str:
         or ds.role not in ("data", "local")
     ):
         return ""
+    if dep is not None:
+        from spf.analysis.reductions import accumulation_hint
+
+        reduction = accumulation_hint(ir, dep, loop)
+        if reduction:
+            return reduction
     return (
         f"; {space!r} is a scalar shared by every iteration of loop {loop!r}: make it private "
         f"to each iteration by declaring it inside the loop body in C "

@@ -30,13 +30,14 @@ from spf.analysis.dependences import (
     position_in,
 )
 from spf.analysis.sources import source_tree
-from spf.errors import ArgumentError, IllegalScheduleError
+from spf.errors import ArgumentError, IllegalScheduleError, SpfError
 from spf.ir.reading import is_constant
 from spf.ir.source.accesses import _reduction_form
 from spf.ir.source.tree import _Assign, _If, _Ref
 from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option
 
 if TYPE_CHECKING:
+    from spf.analysis.inspector import Dependence as DependenceLike
     from spf.ir import ComputationIR
     from spf.ir.dependence import Dependence
     from spf.ir.reading import ParsedStmt
@@ -113,6 +114,42 @@ def _in_loop(ir: ComputationIR, stmt: ParsedStmt, d: int, other: ParsedStmt) -> 
     return all(
         not (is_constant(mine[k]) and is_constant(theirs[k])) or mine[k] == theirs[k]
         for k in range(d)
+    )
+
+
+def accumulation_hint(ir: ComputationIR, dep: DependenceLike, loop: str) -> str:
+    """Advice for ``dep``, carried by ``loop``, when it runs through a running value: both
+    its ends accumulate into the data space (``s += x(i)``, ``m = max(m, x(i))``) and every
+    statement in the loop that touches it only accumulates into it (empty when not: a
+    statement reading it, as ``y(i) = t`` after ``t += A(i, j)``, may mean a temporary
+    that should be private). Making a running value private to each iteration, the advice
+    for a temporary, would drop it."""
+    ds = dep.data_space
+    ends = [ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)]
+    if not all(any(a.data_space == ds for a in source_tree(ir, s).reductions) for s in ends):
+        return ""
+    try:
+        d = position_in(ends[0], loop, ir.schedule_width)
+    except SpfError:
+        return ""
+    for s in (s for s in ir.parsed_stmts if _in_loop(ir, ends[0], d, s)):
+        parsed = source_tree(ir, s)
+        accumulates = any(a.data_space == ds for a in parsed.reductions)
+        touches = any(a.data_space == ds for a in (*parsed.reads, *parsed.writes))
+        if touches and (not accumulates or "?" in families(parsed, ds)):
+            return ""  # read or assigned in the loop: maybe a temporary meant to be private
+    kinds = {updates(source_tree(ir, s)).get(ds) for s in ends}
+    if len(kinds) == 1 and kinds <= set(SUPPORTED_FAMILIES):
+        how = (
+            f"keep loop {loop!r} serial (no parallel or vector tag), or run it as a parallel "
+            f'reduction with parallelize({loop!r}, reduction="atomic") or '
+            f'parallelize({loop!r}, reduction="privatize")'
+        )
+    else:
+        how = f"keep loop {loop!r} serial (min/max and mixed updates are no parallel reduction)"
+    return (
+        f"; {ds!r} is a reduction: {dep.sink} accumulates into it across the iterations of "
+        f"loop {loop!r}, so a copy private to each iteration would lose the running value; " + how
     )
 
 

@@ -1,6 +1,8 @@
 """Locals private to a loop (``add_local(..., private="i")``) in the loop tree: each is
 declared at the start of the body of its loop (:func:`spf.analysis.private.private_position`),
-so every iteration, and every thread of a parallel loop, has its own zeroed copy."""
+so every iteration, and every thread of a parallel loop, has its own zeroed copy. Code
+that isl took out of the loops (the remainder of a split or vectorized loop, scanned as
+straight-line code) gets one copy per iteration it runs."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def place_private_locals(ir: ComputationIR, body: Node) -> tuple[Node, tuple[Buf
             for s in found
             if ds.private in iterator_names(s.domain)
         }
-        body = _wrap(body, pos, stmts, name)
+        body = _wrap(body, pos, stmts, name, at)
         _check_declared(body, pos, at, name, ds.private)
         decls.append(
             BufferDecl(
@@ -125,35 +127,105 @@ def _loop_within(n: Node, pos: int, stmts: frozenset[str]) -> bool:
     return any(isinstance(c, For) and c.position <= pos and _has(c, stmts) for c in walk(n))
 
 
-def _wrap(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
+def _wrap(n: Node, pos: int, stmts: frozenset[str], local: str, at: dict[str, int]) -> Node:
     """Declare ``local`` in the body of each innermost loop at position ``pos`` or outside it
     that holds its statements (a loop the scanner left out runs once per iteration of the
     loop around it: the copy per iteration is the same); at the top when there is none."""
     if not _loop_within(n, pos, stmts):
-        return Alloc(local, n) if _has(n, stmts) else n
-    return _descend(n, pos, stmts, local)
+        return _per_iteration(n, stmts, local, at) if _has(n, stmts) else n
+    return _descend(n, pos, stmts, local, at)
 
 
-def _descend(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
+def _descend(n: Node, pos: int, stmts: frozenset[str], local: str, at: dict[str, int]) -> Node:
     if isinstance(n, Block):
-        return Block(tuple(_item(item, pos, stmts, local) for item in n.items))
+        return _block(n, pos, stmts, local, at)
     if isinstance(n, For):
         if n.position > pos or not _has(n, stmts):
             return n
         if _loop_within(n.body, pos, stmts):
-            return replace(n, body=_descend(n.body, pos, stmts, local))
+            return replace(n, body=_descend(n.body, pos, stmts, local, at))
         return replace(n, body=Alloc(local, n.body))
     if isinstance(n, If):
-        orelse = None if n.orelse is None else _item(n.orelse, pos, stmts, local)
-        return If(n.cond, _item(n.then, pos, stmts, local), orelse)
+        orelse = None if n.orelse is None else _item(n.orelse, pos, stmts, local, at)
+        return If(n.cond, _item(n.then, pos, stmts, local, at), orelse)
     if isinstance(n, (Bind, Alloc)):
-        return replace(n, body=_descend(n.body, pos, stmts, local))
+        return replace(n, body=_descend(n.body, pos, stmts, local, at))
     return n
 
 
-def _item(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
+def _item(n: Node, pos: int, stmts: frozenset[str], local: str, at: dict[str, int]) -> Node:
     """``n`` placed as :func:`_descend` does; statements of ``local`` that isl took out of its
     loops (a piece without the loop) get a copy of their own (checked whole iterations)."""
     if _has(n, stmts) and not _loop_within(n, pos, stmts):
+        return _per_iteration(n, stmts, local, at)
+    return _descend(n, pos, stmts, local, at)
+
+
+def _block(n: Block, pos: int, stmts: frozenset[str], local: str, at: dict[str, int]) -> Block:
+    """:func:`_descend` of a block: consecutive items that isl took out of the loops
+    (``{ s0(4 + 5 * i0); }`` then ``{ s1(4 + 5 * i0); }``, one iteration scanned as two
+    pieces, maybe in nested blocks) are placed together, so that one iteration's statements
+    share one copy."""
+    items: list[Node] = []
+    pending: list[Node] = []
+    for item in _flat(n):
+        if _has(item, stmts) and not _loop_within(item, pos, stmts):
+            pending.append(item)
+            continue
+        if pending and not _has(item, stmts):
+            pending.append(item)
+            continue
+        if pending:
+            items.append(_per_iteration(Block(tuple(pending)), stmts, local, at))
+            pending = []
+        items.append(_descend(item, pos, stmts, local, at))
+    if pending:
+        items.append(_per_iteration(Block(tuple(pending)), stmts, local, at))
+    return Block(tuple(items))
+
+
+def _flat(n: Block) -> list[Node]:
+    """The items of ``n`` with nested blocks spliced in (a block only sequences its items)."""
+    return [x for item in n.items for x in (_flat(item) if isinstance(item, Block) else [item])]
+
+
+def _iterations(n: Node, at: dict[str, int]) -> set[tuple[object, ...]]:
+    """The iterations of the private loop (values of the iterators up to it) ``n`` runs."""
+    return {c.args[: at[c.stmt] + 1] for c in walk(n) if isinstance(c, Call) and c.stmt in at}
+
+
+def _per_iteration(n: Node, stmts: frozenset[str], local: str, at: dict[str, int]) -> Node:
+    """``n``, code without a loop at the private position, with a copy of ``local`` around
+    each run of it that belongs to one iteration: a split loop's remainder scanned as
+    straight-line code (``if (i0 == 0) { s0(1); s1(1); } s0(2 + 3 * i0); s1(2 + 3 *
+    i0);``) holds two iterations, which must not share a copy. A node that mixes
+    iterations otherwise keeps one copy, which :func:`_check_declared` refuses."""
+    if len(_iterations(n, at)) <= 1:
         return Alloc(local, n)
-    return _descend(n, pos, stmts, local)
+    if isinstance(n, If):
+        orelse = None if n.orelse is None else _per_iteration(n.orelse, stmts, local, at)
+        return If(n.cond, _per_iteration(n.then, stmts, local, at), orelse)
+    if not isinstance(n, Block):
+        return Alloc(local, n)
+    items: list[Node] = []
+    run: list[Node] = []
+    key: set[tuple[object, ...]] = set()
+
+    def flush() -> None:
+        if run:
+            block = Block(tuple(run))
+            items.append(Alloc(local, block) if _has(block, stmts) else block)
+            run.clear()
+
+    for item in _flat(n):
+        found = _iterations(item, at)
+        if len(found) > 1:
+            flush()
+            items.append(_per_iteration(item, stmts, local, at))
+            continue
+        if found and key and found != key:
+            flush()
+        run.append(item)
+        key = found or key
+    flush()
+    return Block(tuple(items))

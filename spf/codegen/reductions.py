@@ -131,27 +131,24 @@ def accumulated(printer: CPrinter, n: For) -> dict[str, tuple[str, str]]:
     ...``) or reads otherwise (gramschmidt's ``R(k, j) += Q(i, k) * A(i, j)`` beside ``A(i,
     j) = A(i, j) - Q(i, k) * R(k, j)`` in its j loop): the legality check allowed the loop, so
     no dependence on those crosses its iterations, and a private copy would add its sum to
-    the value the array came in with, or give its reader zeros for the array's values."""
+    the value the array came in with, or give its reader zeros for the array's values.
+    A data space updated with two operators in the loop (gemm's ``C(i, j) = 0.5 * C(i, j)``
+    then ``C(i, j) += ...``, privatized over ``i``) gets no copy either: the check refuses a
+    reduction loop whose carried dependences mix operators or meet another access to the
+    reduced data space, so none on it crosses the loop's iterations."""
     out: dict[str, tuple[str, str]] = {}
     families: dict[str, set[str]] = {}
-    assigned: set[str] = set()
+    shared: set[str] = set()
     for c in walk(n.body):
         if isinstance(c, Call):
             macro = printer.macros[c.stmt]
-            assigned.update(macro.assigns)
-            assigned.update(macro.reads)
+            shared.update(macro.assigns)
+            shared.update(macro.reads)
             for ds, family, ctype in macro.accumulates:
                 out.setdefault(ds, (ctype, family))
                 families.setdefault(ds, set()).add(family)
-    for ds, found in families.items():
-        # an assigned one gets no copy, whatever its updates (covariance's mean(j) = 0,
-        # += over i, /= n in a privatized j loop)
-        if ds not in assigned and len(found) > 1:
-            raise CodegenError(
-                f"loop {n.var}: data space {ds!r} is accumulated with + and * in one "
-                "reduction loop; one data space is reduced with one operator"
-            )
-    return {ds: v for ds, v in out.items() if ds not in assigned}
+    shared.update(ds for ds, found in families.items() if len(found) > 1)
+    return {ds: v for ds, v in out.items() if ds not in shared}
 
 
 def atomic_call(printer: CPrinter, n: Call) -> None:

@@ -99,6 +99,14 @@ def fuse_level(first: Stmt, second: Stmt, level: object) -> Level:
     if level is ROOT:
         return ROOT
     if isinstance(level, str):
+        if level not in (*first.loops, *second.loops):
+            raise UndeclaredError(
+                "loop",
+                level,
+                first.loops,
+                hint=f"fuse: not a loop of {first.name} nor of {second.name} (loops of "
+                f"{second.name}: {', '.join(second.loops) or 'none'})",
+            )
         return level
     if isinstance(level, bool) or not isinstance(level, int) or level < 0:
         raise ArgumentError(

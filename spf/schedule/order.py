@@ -55,13 +55,19 @@ def _constants(schedule_outs: Sequence[str], q: int) -> list[int | None]:
     return [int(outs[p]) if is_constant(outs[p]) else None for p in range(0, q + 1, 2)]
 
 
-def _check_nest(stmt: str, cmd: After, state: State, n: int) -> list[int | None]:
-    positions, _, _ = loops_of(state.schedule)
+def _check_nest(stmt: str, partner: str, state: State, n: int) -> list[int | None]:
+    positions, names, _ = loops_of(state.schedule)
+    if len(positions) < n:
+        raise ScheduleError(
+            f"after: statement {stmt} has {len(names)} loop(s) "
+            f"({', '.join(names) or 'none'}), fewer than the {n} the level asks it to share "
+            f"with {partner}: name a loop both statements have (or spf.ROOT) as the level"
+        )
     inner_ok = len(positions) <= n or positions[n] > 2 * n
     if list(positions[:n]) != [2 * k + 1 for k in range(n)] or not inner_ok:
         raise ScheduleError(
             f"after: statement {stmt} needs {n} loop(s) at the odd positions of a 2d+1 "
-            f"schedule to share them with {cmd.other}; its schedule is {state.schedule}"
+            f"schedule to share them with {partner}; its schedule is {state.schedule}"
         )
     return _constants(state.schedule.out_vars, 2 * n)
 
@@ -130,8 +136,8 @@ def _place(
         raise ScheduleError(f"after: statement {stmt} cannot run after itself")
     n = shared_loops(stmt, cmd, states)
     q = 2 * n
-    theirs = _check_nest(cmd.other, cmd, states[cmd.other], n)
-    _check_nest(stmt, cmd, states[stmt], n)
+    theirs = _check_nest(cmd.other, stmt, states[cmd.other], n)
+    _check_nest(stmt, cmd.other, states[stmt], n)
     if any(v is None for v in theirs):
         raise ScheduleError(
             f"after: the schedule of {cmd.other} has no constant at some even position up to "
