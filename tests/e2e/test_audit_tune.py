@@ -1,0 +1,84 @@
+"""Audit of spf.tune (API.md §17, docs/tune.md): chains of main nests apply, and kernels with
+a loop-carried dependence are never run in parallel or vectorized. Budgets are tiny
+(``max_trials`` stops the searches)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import spf
+from spf.bench.polybench import kernel as polybench
+from spf.tuning import measure, records
+
+ROOMY = 600.0
+"""A budget that ``max_trials`` stops first (the test must not follow the clock)."""
+
+
+@pytest.fixture(autouse=True)
+def records_dir(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Records go to a fresh folder per test (the build cache stays shared)."""
+    folder = tmp_path / "tune"
+    monkeypatch.setattr(records, "directory", lambda cache_dir=None: folder)
+    return folder
+
+
+def _only(**kinds: list[Any]) -> dict[str, list[Any]]:
+    """A space of the kinds given, every other kind removed."""
+    return {**{k: [] for k in spf.tuning.default_space()}, **kinds}
+
+
+def test_a_second_nest_whose_loops_the_best_renamed_is_tried_on_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """jacobi-1d's first nest holds both sweeps (they share the time loop), and ``s1`` is a
+    main nest of its own: once the first nest's ``vectorize(i, 4)`` (both sweeps) is the best,
+    ``s1: vectorize(i, 4)`` chained after it named a loop ``i`` that no longer existed and was
+    refused as ``no statement has the loops i``, a trial spent; it is tried on its own."""
+    # every candidate measures faster than its reference: each becomes the best
+    monkeypatch.setattr(
+        measure, "interleaved", lambda fns, *a, **k: [1e-3 / (i + 1) for i in range(len(fns))]
+    )
+    k = polybench("jacobi-1d")
+    args = k.arguments()
+    res = spf.tune(k.build(), args, budget=ROOMY, space=_only(vectorize=[4], threads=[1]),
+                   seed=0, reuse=False, max_trials=2)  # fmt: skip
+    trials = [(t.status, t.summary) for t in res.history[1:]]
+    assert trials == [("measured", "vectorize(i,i0,i1 4)"),
+                      ("measured", "s1: vectorize(i,i0,i1 4)")]  # fmt: skip
+    kernel = res.comp.compile()
+    got, want = measure.copy_args(args), k.expected(args)
+    kernel(**measure.taken(kernel, got))
+    for out in k.outputs:
+        assert np.allclose(got[out], want[out])
+
+
+def _prefix_2d() -> spf.Computation:
+    """``x(i, j) += x(i, j - 1)``: each row a prefix sum, a flow dependence along ``j``."""
+    comp = spf.Computation("prefix_rows")
+    comp.add_data_space("x", "double", shape=("N", "M"))
+    comp.add_stmt(spf.Stmt("$x$(i, j) = $x$(i, j) + $x$(i, j - 1);",
+                           "{[i, j]: 0 <= i < N && 1 <= j < M}", "{[i, j] -> [0, i, 0, j, 0]}"))  # fmt: skip
+    return comp
+
+
+def test_a_prefix_sum_is_never_vectorized_along_its_dependence_and_keeps_its_results() -> None:
+    """The rows are independent, the columns are not: candidates that vectorize ``j`` are
+    refused by the legality check, never run; the tuned kernel equals the default bitwise
+    (no reduction is reordered), at sizes that leave partial vectors and tiles."""
+    rng = np.random.default_rng(0)
+    args = {"x": rng.random((7, 13))}
+    space = _only(vectorize=[4], tile=[(4, 4)], parallelize=[None], threads=[1])
+    res = spf.tune(_prefix_2d(), args, budget=ROOMY, space=space, seed=0, reuse=False,
+                   max_trials=6)  # fmt: skip
+    for trial in res.history:
+        if "vectorize(j," in trial.summary and "interchange" not in trial.summary:
+            assert trial.status == "illegal", trial
+    assert res.illegal >= 1
+    assert 'parallelize("j"' not in res.commands
+    want, got = measure.copy_args(args), measure.copy_args(args)
+    _prefix_2d().compile()(**want)
+    res.comp.compile()(**got)
+    assert np.array_equal(got["x"], want["x"])
