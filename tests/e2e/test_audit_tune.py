@@ -82,3 +82,34 @@ def test_a_prefix_sum_is_never_vectorized_along_its_dependence_and_keeps_its_res
     _prefix_2d().compile()(**want)
     res.comp.compile()(**got)
     assert np.array_equal(got["x"], want["x"])
+
+
+def _small_matrix() -> Any:
+    import scipy.sparse as sp
+
+    return sp.csr_array(sp.random_array((40, 30), density=0.1, rng=np.random.default_rng(3)))
+
+
+def _raises(comp: spf.Computation, args: Any, budget: float, **kw: Any) -> Any:
+    return 1 / 0
+
+
+def _returns_none(comp: spf.Computation, args: Any, budget: float, **kw: Any) -> Any:
+    return None
+
+
+@pytest.mark.parametrize(
+    ("refine", "message"),
+    [
+        (_raises, r"refine= raised ZeroDivisionError: division by zero; fix the schedule search"),
+        (_returns_none, r"refine= must return an object whose comp is the scheduled copy"),
+    ],
+)
+def test_a_refiner_that_fails_is_an_spf_error_naming_refine(
+    tmp_path: Any, refine: Any, message: str
+) -> None:
+    """A user's ``refine=`` that raises, or returns no result with a ``comp``, surfaced as its
+    raw ``ZeroDivisionError`` / ``AttributeError`` from inside the format search."""
+    with pytest.raises(spf.ArgumentError, match=message):
+        spf.formats.tune(_small_matrix(), budget=120.0, space={"CSR": [()], "schedules": ["serial"]},
+                         threads=1, record_dir=tmp_path, refine=refine)  # fmt: skip
