@@ -113,3 +113,20 @@ def test_a_refiner_that_fails_is_an_spf_error_naming_refine(
     with pytest.raises(spf.ArgumentError, match=message):
         spf.formats.tune(_small_matrix(), budget=120.0, space={"CSR": [()], "schedules": ["serial"]},
                          threads=1, record_dir=tmp_path, refine=refine)  # fmt: skip
+
+
+@pytest.mark.parametrize("reuse", ["no", None, 0])
+def test_reuse_that_is_no_bool_is_refused(reuse: Any) -> None:
+    """``reuse="no"`` was truthy: a recorded result answered without a search; ``None`` and
+    ``0`` searched. Each is an ``ArgumentError`` naming ``reuse`` before anything runs."""
+    args = {"C": np.zeros((3, 4)), "A": np.ones((3, 2)), "B": np.ones((2, 4))}
+    with pytest.raises(spf.ArgumentError, match=r"tune: reuse must be True or False, got"):
+        spf.tune(spf.kernels.gemm(), args, budget=ROOMY, reuse=reuse, max_trials=0)
+    with pytest.raises(spf.ArgumentError, match=r"formats\.tune: reuse must be True or False"):
+        spf.formats.tune(_small_matrix(), budget=ROOMY, reuse=reuse)
+
+
+def test_a_nan_max_padding_is_refused() -> None:
+    """``max_padding=nan`` passed the ``< 0`` check and pruned no format however padded."""
+    with pytest.raises(spf.ArgumentError, match=r"max_padding must be a number >= 0, got nan"):
+        spf.formats.tune(_small_matrix(), budget=ROOMY, max_padding=float("nan"))
