@@ -143,6 +143,8 @@ class _Search:
             d for m, d in self.defaults.items() if m and m not in self.nest.stmts
         )
         self.done: set[tuple[str, int | None]] = set()  # (commands, threads) measured or refused
+        # commands refused (illegal or rejected) whatever the thread count: one trial each
+        self.refusals: set[tuple[object, ...]] = set()
         self.refused: set[str] = set()  # nests refused while the others' candidates gain
         self.slice = min(max(budget * 0.03, 0.02), 0.5)
 
@@ -190,8 +192,12 @@ class _Search:
         done = (built[1] if isinstance(built[0], str) else built[2], cand.threads)
         if done in self.done and cand.extra is None:
             return False
+        verdict = replace(cand, threads=None).key()
+        if isinstance(built[0], str) and verdict in self.refusals and cand.extra is None:
+            return False  # refused for another thread count: the verdict is the commands'
         self.done.add(done)
         if isinstance(built, tuple) and isinstance(built[0], str):
+            self.refusals.add(verdict)
             status, text, reason = built
             self.illegal += status == "illegal"
             self.refused.add(cand.main)

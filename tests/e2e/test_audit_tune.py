@@ -130,3 +130,21 @@ def test_a_nan_max_padding_is_refused() -> None:
     """``max_padding=nan`` passed the ``< 0`` check and pruned no format however padded."""
     with pytest.raises(spf.ArgumentError, match=r"max_padding must be a number >= 0, got nan"):
         spf.formats.tune(_small_matrix(), budget=ROOMY, max_padding=float("nan"))
+
+
+def test_commands_refused_once_are_not_refused_again_for_another_thread_count() -> None:
+    """``s = s * 0.5 + x(i)`` carries a dependence that is no reduction: the model offers
+    ``parallelize(i, reduction=...)`` (the write does not move with ``i``) for each thread
+    count, and each was refused again, spending a trial and counting in ``illegal`` (four
+    trials for two verdicts here; seven of ilu0's eight at ``max_trials=8``)."""
+    comp = spf.Computation("decay")
+    comp.add_data_space("s", "double", shape=())
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$s$ = $s$ * 0.5 + $x$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}"))
+    space = _only(parallelize=["privatize", "atomic"], threads=[None, 1])
+    res = spf.tune(comp, {"s": np.zeros(()), "x": np.ones(9)}, budget=ROOMY, space=space,
+                   seed=0, reuse=False, max_trials=4)  # fmt: skip
+    summaries = [t.summary for t in res.history[1:]]
+    assert summaries == ["parallelize(i privatize)", "parallelize(i atomic)"]
+    assert all(t.status == "illegal" for t in res.history[1:])
+    assert (res.illegal, res.tried) == (2, 0)
