@@ -101,8 +101,7 @@ def refine_winner(
     start = len(best.comp.trace)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PreconditionWarning)
-        got = refine(best.comp, kargs, left, seed=search.seed, threads=search.threads,
-                     progress=search.bar.shown)  # fmt: skip
+        got = _called(refine, best.comp, kargs, left, search)
         search.interrupted = bool(getattr(got, "interrupted", False))
         added = [e.to_data() for e in got.comp.trace.entries[start:]]
         if not added:
@@ -125,6 +124,34 @@ def refine_winner(
         return m
     entry["reason"] = f"slower than {best.plan.candidate.label} timed interleaved"
     return best
+
+
+def _called(
+    refine: Refiner, comp: Computation, kargs: Mapping[str, Any], left: float, search: _Search
+) -> Refined:
+    """What ``refine`` returns for ``comp``; an ``SpfError`` naming ``refine=`` when it raises
+    an exception of its own (a user's function: its ``ZeroDivisionError`` surfaced from deep
+    inside the format search) or returns no object with the scheduled copy as ``comp`` (its
+    ``AttributeError`` on ``None`` did). Ctrl-C and spf's own errors pass unchanged."""
+    from spf.computation import Computation
+
+    try:
+        got = refine(comp, kargs, left, seed=search.seed, threads=search.threads,
+                     progress=search.bar.shown)  # fmt: skip
+    except SpfError:
+        raise
+    except Exception as err:
+        raise ArgumentError(
+            f"formats.tune: refine= raised {type(err).__name__}: {err}; fix the schedule "
+            "search passed as refine= (e.g. spf.tuning.tune_schedule), or leave it out"
+        ) from err
+    if not isinstance(getattr(got, "comp", None), Computation):
+        raise ArgumentError(
+            "formats.tune: refine= must return an object whose comp is the scheduled copy of "
+            f"the Computation it was given (as spf.tuning.tune_schedule's result), got "
+            f"{type(got).__name__}"
+        )
+    return got
 
 
 def replay_refined(

@@ -247,9 +247,11 @@ def tune(
     if (
         isinstance(max_padding, bool)
         or not isinstance(max_padding, (int, float))
-        or max_padding < 0
+        or not max_padding >= 0  # nan too: it pruned nothing
     ):
         raise ArgumentError(f"formats.tune: max_padding must be a number >= 0, got {max_padding!r}")
+    if not isinstance(reuse, (bool, np.bool_)):  # reuse="no" was truthy: a record answered
+        raise ArgumentError(f"formats.tune: reuse must be True or False, got {reuse!r}")
     families, schedules = normalize_space(space)
     dtype = _index_dtype(A, index_dtype)
     base = spf.sparse.csr_args(A, dtype)

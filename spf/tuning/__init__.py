@@ -72,12 +72,16 @@ def tune(
     Ctrl-C (``KeyboardInterrupt``) during the search returns the best schedule measured so
     far with ``res.interrupted`` True; such a result is not recorded.
     """
+    import numpy as np
+
     from spf.tuning import records
     from spf.tuning.space import make_space
 
     budget, seed = plain(budget), plain(seed)  # np.int64(5) is a number as 5 is
     threads, max_trials = plain(threads), plain(max_trials)
     _check(comp, args, budget, seed, max_trials)
+    if not isinstance(reuse, (bool, np.bool_)):  # reuse="no" was truthy: a record answered
+        raise ArgumentError(f"tune: reuse must be True or False, got {reuse!r}")
     sp = make_space(space, threads, cflags)
     name, what = records.key(comp, args, sp)
     if reuse:

@@ -143,6 +143,8 @@ class _Search:
             d for m, d in self.defaults.items() if m and m not in self.nest.stmts
         )
         self.done: set[tuple[str, int | None]] = set()  # (commands, threads) measured or refused
+        # commands refused (illegal or rejected) whatever the thread count: one trial each
+        self.refusals: set[tuple[object, ...]] = set()
         self.refused: set[str] = set()  # nests refused while the others' candidates gain
         self.slice = min(max(budget * 0.03, 0.02), 0.5)
 
@@ -190,8 +192,12 @@ class _Search:
         done = (built[1] if isinstance(built[0], str) else built[2], cand.threads)
         if done in self.done and cand.extra is None:
             return False
+        verdict = replace(cand, threads=None).key()
+        if isinstance(built[0], str) and verdict in self.refusals and cand.extra is None:
+            return False  # refused for another thread count: the verdict is the commands'
         self.done.add(done)
         if isinstance(built, tuple) and isinstance(built[0], str):
+            self.refusals.add(verdict)
             status, text, reason = built
             self.illegal += status == "illegal"
             self.refused.add(cand.main)
@@ -369,7 +375,24 @@ class _Search:
             return pc  # the other nests' loops are renamed under the best's (a skew's t_w, t_p)
         threads = cand.threads if replace(cand, before=None).parallel else best.cand.threads
         chained = replace(cand, before=best.cand, threads=threads)
+        if not self._applies(chained):
+            return pc  # the best's moves renamed loops this nest's commands name: on its own
         return self.predict(chained), chained
+
+    def _applies(self, cand: Candidate) -> bool:
+        """Whether every command of the chain ``cand`` finds the loops it names once the
+        commands before it are applied. The first nest may hold another nest's statement (a
+        stencil's sweeps share its time loop: jacobi-1d's ``s1`` moves with ``s0``), and a
+        command of the first that renames a loop (``vectorize(i, 4)``: ``i0``, ``i1``) leaves
+        nothing for the other nest's ``vectorize(i, 4)`` to apply to; such a chain is no
+        candidate (it was refused as ``no statement has the loops i``, a trial spent)."""
+        try:
+            realize(self.comp, cand, self.nests, self.space)
+        except IllegalScheduleError:
+            return True  # applies, and the legality check refuses it as it refuses others
+        except SpfError:
+            return False
+        return True
 
     def _too_long(self, cand: Candidate) -> bool:
         """Whether ``cand`` is a blocking and less than :data:`BLOCKED_BUILD_S` of the search's
