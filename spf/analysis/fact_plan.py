@@ -511,6 +511,19 @@ class _SafeCalls:
         self.read = {c for _, e in sterms for c in e.calls()}
         self.sterms, self.svars, self.ufs = sterms, svars, ufs
         self.known: dict[Call, bool] = {}
+        self._domain: tuple[Set | None, Mapping[str, UF]] | None = None
+
+    def domain(self) -> tuple[Set | None, Mapping[str, UF]]:
+        """The statement's points (None where they form no set) and the UFs without their
+        order facts they are built over; built once, for the first call judged."""
+        if self._domain is None:
+            ranged = {n: _without_order(u) for n, u in self.ufs.items()}
+            try:
+                points: Set | None = as_set(self.svars, self.sterms, ranged)
+            except SpfError:
+                points = None
+            self._domain = (points, ranged)
+        return self._domain
 
     def allows(self, terms: Terms) -> bool:
         """Whether every UF call of ``terms`` (a renamed check domain) is safe here."""
@@ -535,11 +548,11 @@ class _SafeCalls:
         if bounds is None or len(params) != len(call.args):
             return False
         need = rename(bounds, dict(zip(params, call.args, strict=True)))
-        ranged = {n: _without_order(u) for n, u in self.ufs.items()}
+        points, ranged = self.domain()
+        if points is None:
+            return False
         try:
-            return as_set(self.svars, self.sterms, ranged).is_subset(
-                as_set(self.svars, need, ranged)
-            )
+            return points.is_subset(as_set(self.svars, need, ranged))
         except SpfError:
             return False
 

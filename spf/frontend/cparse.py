@@ -10,6 +10,7 @@ from typing import Any
 from pycparser import c_ast, c_parser  # type: ignore[import-untyped]
 
 from spf.errors import ParseError
+from spf.frontend.c_ints import c_integer
 from spf.frontend.preprocess import Preprocessed, preprocess
 from spf.ir.source.vocab import C_TYPEDEFS
 
@@ -201,7 +202,7 @@ def nodes(node: Any) -> list[Any]:
     return out
 
 
-__all__ = ["Source", "c_ast", "error_at", "function", "nodes", "parse"]
+__all__ = ["Source", "c_ast", "c_integer", "error_at", "function", "nodes", "parse"]
 
 
 INT_LITERALS = frozenset(
@@ -209,17 +210,3 @@ INT_LITERALS = frozenset(
      "unsigned long long int", "long", "unsigned long")
 )  # fmt: skip
 """The types pycparser gives integer literals (``8``, ``8u``, ``8L``, ``8UL``, ``8LL``...)."""
-
-
-def c_integer(literal: str) -> int | None:
-    """The value of a C integer literal (``10``, ``0x1f``, ``010`` is 8, suffixes ``uUlL``
-    dropped), or None when it is not one."""
-    text = literal.rstrip("uUlL")
-    try:
-        if text[:2].lower() == "0x":
-            return int(text[2:], 16)
-        if len(text) > 1 and text.startswith("0"):
-            return int(text, 8)
-        return int(text, 10)
-    except ValueError:
-        return None

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from spf.errors import ParseError
-from spf.frontend.cparse import Source, c_ast, c_integer, nodes
+from spf.frontend.c_ints import c_div
+from spf.frontend.cparse import INT_LITERALS, Source, c_ast, c_integer, nodes
 from spf.frontend.decls import FLOATING, Types
 from spf.frontend.rewrite import clone, located, map_nodes
 
@@ -145,10 +146,7 @@ def _literal(number: int, suffix: str, kind: str, bits: int, where: Any) -> Any:
 def _fold(node: Any) -> int | None:
     """The value of an integer constant expression of literals and ``+ - * / % << >>`` (C's
     truncating division), or None."""
-    if isinstance(node, c_ast.Constant) and node.type in (
-        "int", "long int", "long long int", "unsigned int", "unsigned long int",
-        "unsigned long long int", "long", "unsigned long",
-    ):  # fmt: skip
+    if isinstance(node, c_ast.Constant) and node.type in INT_LITERALS:
         return c_integer(node.value)
     if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
         inner = _fold(node.expr)
@@ -160,8 +158,8 @@ def _fold(node: Any) -> int | None:
         if node.op in ("/", "%"):
             if b == 0:
                 return None
-            q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-            return q if node.op == "/" else a - b * q
+            q, r = c_div(a, b)
+            return q if node.op == "/" else r
         ops = {"+": a + b, "-": a - b, "*": a * b}
         if node.op in ("<<", ">>") and 0 <= b < 64:
             return a << b if node.op == "<<" else a >> b

@@ -13,6 +13,8 @@ import functools
 import re
 from collections.abc import Callable
 
+from spf.frontend.c_ints import c_div, c_integer
+
 _TOKEN = re.compile(
     r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)\b|([A-Za-z_]\w*)|"
     r"(<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>!~&|^?:()])|(\S))"
@@ -60,12 +62,10 @@ def _tokens(text: str) -> list[tuple[str, str | int]]:
 
 def _integer(text: str) -> int:
     """A decimal, hexadecimal (``0x1f``) or octal (``010`` is 8) literal's value."""
-    try:
-        if text[:2].lower() == "0x":
-            return _wrap(int(text, 16))
-        return _wrap(int(text, 8) if len(text) > 1 and text[0] == "0" else int(text))
-    except ValueError:
-        raise NotConstantError(f"{text} is not an integer literal") from None
+    value = c_integer(text)
+    if value is None:
+        raise NotConstantError(f"{text} is not an integer literal")
+    return _wrap(value)
 
 
 def _wrap(value: int) -> int:
@@ -82,8 +82,8 @@ def _apply(op: str, a: int, b: int, evaluated: bool) -> int:
             if not evaluated:
                 return 0
             raise NotConstantError(f"division by zero ('{op} 0')")
-        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # C truncates toward 0
-        return _wrap(q) if op == "/" else _wrap(a - q * b)
+        q, r = c_div(a, b)  # C truncates toward 0
+        return _wrap(q) if op == "/" else _wrap(r)
     if op in ("<<", ">>"):
         if not 0 <= b < _BITS:
             if not evaluated:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from spf.frontend.c_ints import c_div
 from spf.frontend.cparse import INT_LITERALS, Source, c_ast, c_integer
 from spf.frontend.rewrite import clone, located, map_statements
 
@@ -189,6 +190,6 @@ def _constant(node: Any) -> int | None:
         if node.op in _INT_OPS:
             return int(_INT_OPS[node.op](a, b))
         if node.op in ("/", "%") and b != 0:
-            q = abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1)  # C truncates
-            return q if node.op == "/" else a - q * b
+            q, r = c_div(a, b)
+            return q if node.op == "/" else r
     return None
