@@ -45,9 +45,10 @@ def test_context_prefixes_and_quotes() -> None:
         binder.bind({"y": np.zeros(4), "A": np.ones((4, 3))})
 
 
-def test_check_false_skips_the_uf_facts() -> None:
+def _col_signature() -> Signature:
+    """``f(M, NNZ, col)``: one int32 index array ``col`` of range ``[0, M)``."""
     uf = UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")
-    sig = Signature(
+    return Signature(
         function="f",
         args=(
             Arg(name="M", kind="param", ctype="int64_t"),
@@ -55,6 +56,10 @@ def test_check_false_skips_the_uf_facts() -> None:
             Arg(name="col", kind="uf", ctype="int32_t", const=True, rank=1, uf=uf),
         ),
     )
+
+
+def test_check_false_skips_the_uf_facts() -> None:
+    sig = _col_signature()
     col = np.array([0, 5], dtype=np.int32)
     Binder(sig).bind({"col": col, "M": 3, "NNZ": 2}, check=False)
     with pytest.raises(ArgumentError, match=r"col\[1\] = 5 is outside the declared range"):
@@ -87,15 +92,7 @@ def test_an_index_array_the_declared_type_cannot_hold_is_not_told_to_convert() -
     int32 kernel's message said ``col.astype(np.int32)``, which wraps column 2**32 + 1 to 1
     and the call then ran on the wrong column, silently. It now names the value and asks
     for int64 index arrays; a value int32 holds keeps the plain advice."""
-    uf = UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")
-    sig = Signature(
-        function="f",
-        args=(
-            Arg(name="M", kind="param", ctype="int64_t"),
-            Arg(name="NNZ", kind="param", ctype="int64_t"),
-            Arg(name="col", kind="uf", ctype="int32_t", const=True, rank=1, uf=uf),
-        ),
-    )
+    sig = _col_signature()
     wide = np.array([7, 2**32 + 1], dtype=np.int64)
     with pytest.raises(ArgumentError) as err:
         Binder(sig).bind({"col": wide, "M": 5 * 10**9, "NNZ": 2})
