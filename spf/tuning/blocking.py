@@ -207,16 +207,27 @@ def apply(comp: Computation, block: Block, param: tuple[int, int, int, int, int]
     s.parallelize(n["i0"])
 
 
+def tie_rank(param: tuple[int, int, int, int, int]) -> int:
+    """Which of two blockings the model prefers when their register tiles keep the vector
+    units equally busy (AVX2's 6 x 8 and 4 x 12 both hold 12 accumulators): the lower rank.
+    :data:`BLOCKINGS` lists each instruction set's with ``spf.bench.gemm``'s first (BLIS's own
+    micro-kernel tile: Haswell's 6 x 8 on AVX2), so a listed blocking ranks by its place
+    there; any other after them, by its rows (fewer rows, less code to build). Ties had gone
+    to fewer rows alone, which put AVX2's 4 x 12 (every vector register taken) first."""
+    listed = BLOCKINGS[native_isa()]
+    return listed.index(param) if param in listed else len(listed) + param[3]
+
+
 def efficiency(param: tuple[int, int, int, int, int], itemsize: int) -> float:
     """The cost model's share of the vector units a blocking keeps busy: accumulators
     ``mr x nr / vec`` up to 24 (hiding the multiply-add latency), a register tile that does
     not fit the registers (accumulators, one row of ``B``, one broadcast) a fifth of it, an
     ``A`` block beyond 1 MiB (L2) or a ``B`` sliver beyond 256 KiB less; times the vector
-    width."""
+    width. Ties go by :func:`tie_rank`."""
     mc, kc, _, mr, nr = param
     vec = lanes(nr, itemsize)
     acc = mr * nr / vec
-    eff = min(acc, 24.0) / 24.0 * (1.0 - 0.01 * mr)  # ties: fewer rows, less code to build
+    eff = min(acc, 24.0) / 24.0 * (1.0 - 0.01 * tie_rank(param))
     if acc + nr / vec + 1 > REGISTERS[native_isa()]:
         eff *= 0.2
     if mc * kc * itemsize > 1 << 20:
