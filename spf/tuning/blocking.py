@@ -20,6 +20,7 @@ not GEMM-like (moving it would reorder them).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,8 +46,10 @@ VECTOR_BYTES = {"avx512": 64, "avx2": 32}
 REGISTERS = {"avx512": 32, "avx2": 16}
 
 
+@functools.cache
 def native_isa() -> str:
-    """``"avx512"`` where this CPU has AVX-512F, else ``"avx2"``."""
+    """``"avx512"`` where this CPU has AVX-512F, else ``"avx2"`` (read once a process: the
+    cost model asks for every candidate it ranks)."""
     try:
         flags = Path("/proc/cpuinfo").read_text()
     except OSError:
