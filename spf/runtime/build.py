@@ -14,9 +14,10 @@ import functools
 import os
 import shlex
 import subprocess
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from spf.errors import ArgumentError, CompileError
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
@@ -267,3 +268,28 @@ def build_c(
         compiler=compiler,
         language=language,
     ).path
+
+
+_Loaded = TypeVar("_Loaded")
+_LOADED: dict[tuple[str, str, tuple[str, ...] | None], Any] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def load_once(
+    source: str,
+    name: str,
+    flags: Sequence[str] | None,
+    cache_dir: str | None,
+    load: Callable[[str], _Loaded],
+) -> _Loaded:
+    """Fixed C ``source`` (no OpenMP) built with ``flags`` (None: spf's default flags) into
+    ``cache_dir`` (a cached library runs no compiler) and loaded by ``load`` (given the
+    library's path), once per process for each ``name``, cache directory and flags: the
+    inspector's fixed loops (:mod:`spf.runtime.run_scan`, :mod:`spf.runtime.chain_scan`)."""
+    key = (name, str(cache_dir), None if flags is None else tuple(flags))
+    with _LOADED_LOCK:
+        got = _LOADED.get(key)
+        if got is None:
+            path = build(source, name=name, openmp=False, cflags=flags, cache_dir=cache_dir).path
+            got = _LOADED[key] = load(str(path))
+    return cast("_Loaded", got)

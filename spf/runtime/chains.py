@@ -27,16 +27,25 @@ level is an anti-diagonal of the grid's blocks; the thread that runs the left co
 grid reads only its own rows, and the other reads the left's rows of the level before: the
 left chain runs ``cap`` coarse levels a group, the right one the same ``cap`` coarse levels
 one group later (a pipeline: a barrier per ``cap`` grid rows instead of one per grid row).
+The same holds for a solve alone (a coarse loop of one kernel): its plan is joined too,
+when estimated faster. The loops over the nodes and the parts run in fixed C where the
+caller gives :mod:`spf.runtime.chain_scan`'s loops (the plans spf makes); the numpy and
+Python here are their reference.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from spf.analysis.chain_pass import CHAIN_BITS
 from spf.runtime.coarse import IN_ORDER_NODES, Parts, estimate
+
+if TYPE_CHECKING:
+    from spf.runtime.chain_scan import ChainScan
 
 CAPS = (2, 4, 8, 16, 32)
 """The caps :func:`join` tries (parts of a chain per group); :func:`spf.runtime.coarse.estimate`
@@ -47,9 +56,9 @@ docs/inspection.md) 4 and 16 grid rows a group took 0.86-0.87x and 0.84-0.85x th
 a barrier per grid row."""
 
 JOIN_NODES = IN_ORDER_NODES
-"""The fewest nodes of a fused loop whose coarse plan :func:`join` tries to join: smaller
-loops keep their plans (their estimate against the serial kernels is
-:func:`spf.runtime.coarse.over_kernels`', and the pass and the joins cost a few ms)."""
+"""The fewest nodes of a loop (fused, or a solve alone) whose coarse plan :func:`join` tries
+to join: smaller loops keep their plans (a fused one's estimate against the serial kernels
+is :func:`spf.runtime.coarse.over_kernels`', and the pass and the joins cost a few ms)."""
 
 MAX_PARTS = 1 << 16
 """The most parts of a plan that :func:`join` joins: the groups are found by a Python loop
@@ -65,9 +74,13 @@ class Joined:
     cap: int
 
 
-def chain_keys(parts: Parts, nodes: int) -> np.ndarray:
+def chain_keys(parts: Parts, nodes: int, scan: ChainScan | None = None) -> np.ndarray:
     """Each node's key for the chain pass: ``(coarse level + 1) << CHAIN_BITS | chain``
-    (O(nodes))."""
+    (O(nodes); one loop of ``scan``'s where given)."""
+    if scan is not None:
+        ptr, partptr = _i64(parts.ptr), _i64(parts.partptr)
+        order = np.ascontiguousarray(parts.order)
+        return scan.keys(ptr, parts.levels, partptr, order, CHAIN_BITS, nodes)
     per_level = np.diff(parts.ptr[: parts.levels + 1])
     level = np.repeat(np.arange(parts.levels, dtype=np.int64), per_level)
     chain = np.arange(parts.parts, dtype=np.int64) - parts.ptr[level]
@@ -76,6 +89,10 @@ def chain_keys(parts: Parts, nodes: int) -> np.ndarray:
     key = np.empty(nodes, dtype=np.int64)
     key[parts.order] = np.repeat(part_key, sizes)
     return key
+
+
+def _i64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)
 
 
 def part_work(parts: Parts, work: np.ndarray) -> np.ndarray:
@@ -152,6 +169,22 @@ def _shape(
     return levels, ptr, perm, first, np.ceil(largest).astype(np.int64)
 
 
+def _new_levels(
+    parts: Parts, scan: ChainScan | None
+) -> Callable[[np.ndarray, np.ndarray, int], np.ndarray | None]:
+    """What gives each part's new level from the parts' needs under a cap: :func:`groups`,
+    or ``scan``'s loop (None where its table would be too large)."""
+    ptr = _i64(parts.ptr[: parts.levels + 1])
+    if scan is not None:
+        return lambda high, low, cap: scan.groups(ptr, parts.levels, high, low, cap)
+    ptr_list = ptr.tolist()
+
+    def by_python(high: np.ndarray, low: np.ndarray, cap: int) -> np.ndarray:
+        return np.asarray(groups(ptr_list, high.tolist(), cap, low.tolist()), dtype=np.int64)
+
+    return by_python
+
+
 def join(
     parts: Parts,
     need: tuple[np.ndarray, np.ndarray],
@@ -159,6 +192,7 @@ def join(
     total: int,
     unit: float,
     gain: float,
+    scan: ChainScan | None = None,
 ) -> Joined:
     """``parts`` joined along chains (module docstring) under the cap of :data:`CAPS` that
     :func:`spf.runtime.coarse.estimate` ranks fastest, when faster than ``gain`` (``parts``'
@@ -167,19 +201,28 @@ def join(
     earlier one (the chain pass); ``work``: per node (read only when the parts do not
     carry theirs). The parts' stretches are kept (each new part's junctions of old parts
     replace the old parts' starts). O(nodes) for the needs of each part and the one
-    gather of the order, O(parts x caps) in Python."""
+    gather of the order, O(parts x caps) in Python; with ``scan`` (:mod:`spf.runtime.chain_scan`)
+    the needs, the groups and the gather are its loops (the same values)."""
     if parts.levels < 2 or parts.parts > MAX_PARTS:
         return Joined(parts, gain, 0)
     if parts.parts and int(np.diff(parts.partptr[: parts.parts + 1]).min()) < 1:
         return Joined(parts, gain, 0)  # an empty part: reduceat would read the next one's
     starts = parts.partptr[: parts.parts]
-    high, low = (np.maximum.reduceat(x[parts.order], starts).tolist() for x in need)
-    ptr_list = [int(x) for x in parts.ptr[: parts.levels + 1]]
-    works = part_work(parts, work)
+    new_levels = _new_levels(parts, scan)
+    if scan is not None:
+        order = np.ascontiguousarray(parts.order)
+        sums = None if parts.work is not None else _i64(work)
+        high, low, summed = scan.needs(_i64(parts.partptr), parts.parts, order, need, sums)
+        works = part_work(parts, work) if summed is None else summed.astype(np.float64)
+    else:
+        high, low = (np.maximum.reduceat(x[parts.order], starts) for x in need)
+        works = part_work(parts, work)
     best: tuple[float, int, tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None
     best = None
     for cap in CAPS:
-        new = np.asarray(groups(ptr_list, high, cap, low), dtype=np.int64)
+        new = new_levels(high, low, cap)
+        if new is None:
+            return Joined(parts, gain, 0)
         shape = _shape(parts, new, works)
         levels, ptr, _, first, largest = shape
         trial = Parts(levels, ptr, np.zeros(1), parts.order, len(first), largest, parts.stretches)
@@ -192,7 +235,11 @@ def join(
     sizes = np.diff(parts.partptr[: parts.parts + 1])[perm]
     offsets = np.cumsum(sizes) - sizes
     n = len(parts.order)
-    order = parts.order[np.repeat(starts[perm] - offsets, sizes) + np.arange(n, dtype=np.int64)]
+    if scan is not None:
+        order = scan.gather(np.ascontiguousarray(parts.order), _i64(starts[perm]), sizes, n)
+    else:
+        gathered = np.repeat(starts[perm] - offsets, sizes) + np.arange(n, dtype=np.int64)
+        order = parts.order[gathered]
     partptr = np.empty(len(first) + 1, dtype=np.int64)
     partptr[:-1] = offsets[first]
     partptr[-1] = n

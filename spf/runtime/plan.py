@@ -59,7 +59,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -117,6 +117,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import chains, coarse, pipeline
 from spf.runtime.binding import Binder
+from spf.runtime.chain_scan import ChainScan, build_chain_scan
 from spf.runtime.checksum import (
     PREFETCH_BYTES,
     checksums,
@@ -150,6 +151,9 @@ if TYPE_CHECKING:
     from spf.ir import ComputationIR
     from spf.runtime.compile import DeferredUnit, UnitParts
     from spf.runtime.plan_prepared import PreparedPlanCall
+
+_Made = TypeVar("_Made")
+"""What :meth:`WavefrontKernel._once` makes: a kernel, or a kernel and its fixed C loops."""
 
 MIN_ROWS_PER_LEVEL = 4096
 """``inspect(strategy="auto")`` runs the loop serially when the levels hold fewer iterations
@@ -616,10 +620,12 @@ class WavefrontKernel(Kernel):
     """What compiles the pass over the edges into a free kernel's nodes that
     :func:`spf.runtime.interleave.interleave` reads (kernels fused into one loop, one free)."""
     _sink_kernel: Kernel | None
-    _make_chains: Callable[[], Kernel] | None
+    _make_chains: Callable[[], tuple[Kernel, ChainScan]] | None
     """What compiles the pass over every dependence that :func:`spf.runtime.chains.join`
-    reads (kernels fused into one loop, one free: the plans :attr:`_make_sinks` serves)."""
-    _chain_kernel: Kernel | None
+    reads and builds its fixed C loops (:mod:`spf.runtime.chain_scan`): kernels fused into
+    one loop, one free (the plans :attr:`_make_sinks` serves), and a coarse loop of one
+    kernel."""
+    _chain_kernel: tuple[Kernel, ChainScan] | None
     _names: WavefrontNames
     _plan_names: frozenset[str]
     """The executor's arguments that come from the plan (a call may not pass them)."""
@@ -670,7 +676,7 @@ class WavefrontKernel(Kernel):
         *,
         wide: Callable[[], Kernel],
         sinks: Callable[[], Kernel] | None = None,
-        chains: Callable[[], Kernel] | None = None,
+        chains: Callable[[], tuple[Kernel, ChainScan]] | None = None,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -765,10 +771,10 @@ class WavefrontKernel(Kernel):
         that fails raises here, and the next call tries again)."""
         return self._once("_serial_kernel", self._make_serial)
 
-    def _once(self, attr: str, make: Callable[[], Kernel]) -> Kernel:
+    def _once(self, attr: str, make: Callable[[], _Made]) -> _Made:
         """The kernel held in ``attr``, compiled by ``make`` on first use (one compile
         when calls race; a compile that fails raises, and the next use tries again)."""
-        kernel: Kernel | None = getattr(self, attr)
+        kernel: _Made | None = getattr(self, attr)
         if kernel is None:
             with self._serial_lock:
                 kernel = getattr(self, attr)
@@ -1075,8 +1081,10 @@ class WavefrontKernel(Kernel):
                 )
             if parts is None or found_gain > gain:
                 parts, gain = found, found_gain
-        if mixed is not None and (got := mixed.result())[1] > gain:
-            parts, gain, interleaved = got[0], got[1], True
+        if parts is not None:  # the fused loop's interleaved parts, or a solve's joined
+            parts, gain, interleaved = self._mixed_or_joined(
+                mixed, given, parts, gain, (work, total, unit, team)
+            )
         one = None  # the order one thread runs a fused loop in, when large enough to pay
         if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
@@ -1227,6 +1235,29 @@ class WavefrontKernel(Kernel):
             parts, gain = (got.parts, found) if found > gain else (parts, gain)
         return self._joined(given, parts, gain, work, total, unit)
 
+    def _mixed_or_joined(
+        self,
+        mixed: Future[tuple[coarse.Parts, float]] | None,
+        given: Mapping[str, object],
+        parts: coarse.Parts,
+        gain: float,
+        weights: tuple[np.ndarray, int, float, int],
+    ) -> tuple[coarse.Parts, float, bool]:
+        """The best coarse ``parts`` (estimated at ``gain``), their estimate and whether
+        their rows are interleaved: the parts of :meth:`_interleaved` (``mixed``) when
+        estimated faster; for a loop of one kernel planned for 2+ threads, ``parts``
+        joined along chains (:meth:`_joined`) when estimated faster (a joined part's rows
+        no longer increase: the plan is ``interleaved``); else ``parts``. ``weights``: the
+        nodes' work, all the work, the barrier's unit and the team."""
+        work, total, unit, team = weights
+        if mixed is not None:
+            got = mixed.result()
+            return (got[0], got[1], True) if got[1] > gain else (parts, gain, False)
+        if len(self._free) > 1 or team < 2:
+            return parts, gain, False
+        joined, found = self._joined(given, parts, gain, work, total, unit)
+        return joined, found, joined is not parts
+
     def _joined(
         self,
         given: Mapping[str, object],
@@ -1246,12 +1277,12 @@ class WavefrontKernel(Kernel):
             return parts, gain
         if parts.parts > chains.MAX_PARTS:
             return parts, gain
-        pass_k = self._once("_chain_kernel", self._make_chains)
+        pass_k, scan = self._once("_chain_kernel", self._make_chains)
         need = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
-        keys = chains.chain_keys(parts, n)
+        keys = chains.chain_keys(parts, n, scan)
         arrays = {CHAIN_KEY: keys, CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]}
         pass_k(check=False, **arrays, **_pick(pass_k, given))
-        got = chains.join(parts, need, work, total, unit, gain)
+        got = chains.join(parts, need, work, total, unit, gain, scan)
         return got.parts, got.gain
 
     def _in_order(
@@ -2628,6 +2659,7 @@ def compile_wavefront(
     # no sink pass where no edge enters a free kernel: none of its nodes can move
     sinks = sink_kernel if feeds_free(analysis, free) else None
     mixed = (sinks, chain_kernel) if is_coarse and 0 < sum(free) < len(free) else (None, None)
+    mixed = (None, chain_kernel) if is_coarse and len(free) == 1 else mixed
     where = (ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
     found = plan_copies(*where, index_dtype="int32")
     copies: tuple[CopySpec, Callable[[bool], Kernel]] | None = None
@@ -2664,12 +2696,18 @@ def compile_wavefront(
 
 def _chain_pass(
     ir: ComputationIR, analysis: WavefrontAnalysis, options: Mapping[str, Any]
-) -> Kernel:
-    """The compiled pass of :mod:`spf.analysis.chain_pass` over ``analysis``' dependences."""
+) -> tuple[Kernel, ChainScan]:
+    """The compiled pass of :mod:`spf.analysis.chain_pass` over ``analysis``' dependences,
+    and the join's fixed C loops (:mod:`spf.runtime.chain_scan`, built beside it)."""
     from spf.analysis.chain_pass import build_chain_pass
-    from spf.runtime.compile import compile_kernel
+    from spf.runtime.build import light_opt_flags
+    from spf.runtime.compile import compile_kernel, optimisation_flags
 
-    return compile_kernel(build_chain_pass(ir, analysis), "c", None, True, **options)
+    flags = optimisation_flags(options.get("cflags"), "light", light_opt_flags())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        scan = pool.submit(build_chain_scan, flags, options.get("cache_dir"))
+        kernel = compile_kernel(build_chain_pass(ir, analysis), "c", None, True, **options)
+        return kernel, scan.result()
 
 
 def _light_unit(stages: Sequence[ComputationIR], library: str, checked: int = 0) -> UnitParts:

@@ -20,13 +20,12 @@ runs (:func:`spf.runtime.plan.compile_wavefront`), and kept loaded for the proce
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import cffi
 import numpy as np
 
-from spf.runtime.build import build
+from spf.runtime.build import load_once
 from spf.runtime.coarse_runs import Runs
 
 PROTOTYPES = (
@@ -334,24 +333,8 @@ class RunScan:
         return int(self._sampled(got, len(breaks), samples, n))
 
 
-_BUILT: dict[tuple[str, tuple[str, ...] | None], RunScan] = {}
-_LOCK = threading.Lock()
-
-
 def build_run_scan(flags: Sequence[str] | None, cache_dir: str | None) -> RunScan:
     """:data:`SOURCE` built with ``flags`` (None: spf's default flags) into ``cache_dir``
     (a cached library runs no compiler) and loaded, once per process for each cache
     directory and flags."""
-    key = (str(cache_dir), None if flags is None else tuple(flags))
-    with _LOCK:
-        got = _BUILT.get(key)
-        if got is None:
-            path = build(
-                SOURCE,
-                name="spf_run_scan",
-                openmp=False,
-                cflags=flags,
-                cache_dir=cache_dir,
-            ).path
-            got = _BUILT[key] = RunScan(str(path))
-    return got
+    return load_once(SOURCE, "spf_run_scan", flags, cache_dir, RunScan)
