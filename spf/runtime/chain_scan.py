@@ -172,9 +172,12 @@ class ChainScan:
         self._int64 = ffi.typeof("int64_t[]")
 
     def _order(self, order: np.ndarray) -> tuple[object, str]:
-        """``order`` as a C buffer and the suffix of the functions for its width."""
+        """``order`` as a C buffer and the suffix of the functions for its width (a plan's
+        order is ``int32`` or ``int64``; another type would be read as the wrong width)."""
         if order.dtype == np.int32:
             return self._buffer(self._int32, order, False), "32"
+        if order.dtype != np.int64:
+            raise TypeError(f"spf: a plan's order must be int32 or int64, not {order.dtype}")
         return self._buffer(self._int64, order, False), "64"
 
     def _i64(self, a: np.ndarray, writable: bool = False) -> object:

@@ -39,7 +39,7 @@ def solve(request: pytest.FixtureRequest) -> tuple[str, WavefrontKernel]:
     return request.param, k
 
 
-def lower(name: str, suitesparse_dir: Path) -> Any:
+def lower(name: str, suitesparse_dir: Path | None = None) -> Any:
     if name.startswith("poisson"):
         m = sps.csr_array(spf.sparse.poisson2d(int(name.split()[1])))
     elif name == "random":
@@ -47,6 +47,7 @@ def lower(name: str, suitesparse_dir: Path) -> Any:
         m = sps.random_array((900, 900), density=0.004, rng=rng, format="csr")
         m = sps.csr_array(m + sps.eye_array(900, format="csr") * 3.0)
     else:
+        assert suitesparse_dir is not None
         m = sps.csr_array(read_matrix_market(suitesparse_dir / name))
         m = sps.csr_array(m + sps.diags_array(np.abs(m).sum(axis=1) + 1.0))
     m = sps.csr_array(sps.tril(m))
@@ -55,10 +56,23 @@ def lower(name: str, suitesparse_dir: Path) -> Any:
     return m
 
 
-def serial(m: Any, f: np.ndarray) -> np.ndarray:
-    u = np.zeros(m.shape[0])
-    kernels.sptrsv_csr().compile()(u=u, f=f, **sptrsv_args(m))
-    return u
+def assert_solves_serially(
+    k: WavefrontKernel, plan: Any, m: Any, args: dict[str, Any], seed: int, **expect: Any
+) -> None:
+    """``plan`` and the same plan rebuilt from its arrays (checked on first use) solve a
+    random right-hand side bitwise as the serial kernel does; ``threads``, when given, the
+    OpenMP threads each call must have run on; ``msg`` names the case."""
+    n = m.shape[0]
+    f = np.random.default_rng(seed).standard_normal(n)
+    want = np.zeros(n)
+    kernels.sptrsv_csr().compile()(u=want, f=f, **sptrsv_args(m))
+    rebuilt = dataclasses.replace(plan, coarse_order=np.asarray(plan.coarse_order).copy())
+    for p in (plan, rebuilt):
+        u = np.zeros(n)
+        k(u=u, f=f, plan=p, **args)
+        if "threads" in expect:
+            assert k.last_threads == expect["threads"]
+        np.testing.assert_array_equal(u, want, err_msg=expect.get("msg", ""))
 
 
 def forced(
@@ -107,14 +121,7 @@ def test_joined_parts_equal_the_serial_solve(
     if name.startswith("poisson"):
         assert got.cap
         assert plan.coarse_levels * 2 <= given.levels
-    f = np.random.default_rng(n).standard_normal(n)
-    want = serial(m, f)
-    rebuilt = dataclasses.replace(plan, coarse_order=np.asarray(plan.coarse_order).copy())
-    for p in (plan, rebuilt):
-        u = np.zeros(n)
-        k(u=u, f=f, plan=p, **args)
-        assert k.last_threads == omp_threads
-        np.testing.assert_array_equal(u, want, err_msg=f"{name} {dtype}")
+    assert_solves_serially(k, plan, m, args, n, threads=omp_threads, msg=f"{name} {dtype}")
 
 
 def test_a_joined_part_run_backwards_is_refused(
@@ -146,7 +153,7 @@ def test_auto_joins_the_plan_of_poisson(
     instead of one per grid row; bitwise equal to the serial solve, its parts checked
     against the dependences when rebuilt from its arrays."""
     dtype, k = solve
-    m = lower(f"poisson {width}", None)  # type: ignore[arg-type]
+    m = lower(f"poisson {width}")
     n = m.shape[0]
     assert n >= chains.JOIN_NODES
     args = sptrsv_args(m, index_dtype=dtype)
@@ -155,19 +162,13 @@ def test_auto_joins_the_plan_of_poisson(
     assert plan.interleaved
     assert plan.coarse_levels * 2 < width  # a grid row a coarse level before
     assert plan.parts > plan.coarse_levels * (threads - 1)
-    f = np.random.default_rng(width).standard_normal(n)
-    want = serial(m, f)
-    rebuilt = dataclasses.replace(plan, coarse_order=np.asarray(plan.coarse_order).copy())
-    for p in (plan, rebuilt):
-        u = np.zeros(n)
-        k(u=u, f=f, plan=p, **args)
-        np.testing.assert_array_equal(u, want)
+    assert_solves_serially(k, plan, m, args, width)
 
 
 def test_one_thread_keeps_the_plan_unjoined(solve: tuple[str, WavefrontKernel]) -> None:
     """Planned for one thread there is one chain: nothing to join, no chain pass."""
     dtype, k = solve
-    m = lower("poisson 367", None)  # type: ignore[arg-type]
+    m = lower("poisson 367")
     args = sptrsv_args(m, index_dtype=dtype)
     plan = k.inspect(threads=1, **{key: v for key, v in args.items() if key != "L"})
     assert not plan.interleaved
