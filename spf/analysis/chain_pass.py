@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spf.analysis.coarse_inspector import _declare, _edges, _fresh_names, _schedule
+from spf.analysis.inspector import with_constraint
 from spf.ir import build
 
 if TYPE_CHECKING:
@@ -30,6 +31,11 @@ CHAIN_NEED_LOW = "coarse_chain_need_low"
 of each edge), and per sink the greatest coarse level plus one of its sources in a later
 chain (``CHAIN_NEED``) and in an earlier one (``CHAIN_NEED_LOW``), both zeroed by the
 caller."""
+
+CHAIN_LO = "coarse_chain_lo"
+CHAIN_HI = "coarse_chain_hi"
+"""The parameters of :func:`build_chain_pass`: the sinks ``[lo, hi)`` one call covers, so
+that two threads run one half of the nodes each (each writes only its own sinks' needs)."""
 
 CHAIN_BITS = 16
 """The low bits of a key holding the chain (at most ``2**16`` parts per coarse level); the
@@ -45,19 +51,22 @@ def build_chain_pass(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     every other chain: on a pipeline of chains (each reading the next one's rows, 2-D
     Poisson's grid cut into more than two pieces a level) the later chains lead and the
     earlier ones lag, and one bound over all of them would make each chain wait for the
-    lagging ones."""
+    lagging ones. Only the edges whose sink lies in ``[coarse_chain_lo, coarse_chain_hi)``
+    (:data:`CHAIN_LO`, :data:`CHAIN_HI`): two calls on disjoint ranges of sinks write
+    disjoint entries and read only the keys, so they run at once."""
     names = (CHAIN_KEY, CHAIN_NEED, CHAIN_NEED_LOW)
-    _fresh_names(ir, analysis, names)
+    _fresh_names(ir, analysis, (*names, CHAIN_LO, CHAIN_HI))
     stage = _declare(ir, analysis, "chains", tuple((name, "int64_t") for name in names))
     low = (1 << CHAIN_BITS) - 1
     for k, e in enumerate(_edges(analysis)):
         place = "0" if analysis.groups == 1 else f"0, {e.group}"
         prefix = _schedule(e.its, e.var, place, k)
+        text = with_constraint(e.text, f"{CHAIN_LO} <= {e.snk} < {CHAIN_HI}")
         for j, (need, side) in enumerate(((CHAIN_NEED, ">"), (CHAIN_NEED_LOW, "<"))):
             other = f"((${CHAIN_KEY}$({e.src}) & {low}) {side} (${CHAIN_KEY}$({e.snk}) & {low}))"
             body = (
                 f"${need}$({e.snk}) = max(${need}$({e.snk}), "
                 f"(${CHAIN_KEY}$({e.src}) >> {CHAIN_BITS}) & -{other});"
             )
-            stage = build.add_stmt(stage, body, e.text, f"{{{prefix}, {j}]}}")
+            stage = build.add_stmt(stage, body, text, f"{{{prefix}, {j}]}}")
     return stage

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
-from spf.analysis.chain_pass import CHAIN_KEY, CHAIN_NEED, CHAIN_NEED_LOW
+from spf.analysis.chain_pass import CHAIN_HI, CHAIN_KEY, CHAIN_LO, CHAIN_NEED, CHAIN_NEED_LOW
 from spf.analysis.coarse_inspector import (
     AFTER,
     BAD,
@@ -117,7 +117,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import chains, coarse, pipeline
 from spf.runtime.binding import Binder
-from spf.runtime.chain_scan import ChainScan, build_chain_scan
+from spf.runtime.chain_scan import ChainScan, build_chain_scan, in_halves
 from spf.runtime.checksum import (
     PREFETCH_BYTES,
     checksums,
@@ -1281,7 +1281,8 @@ class WavefrontKernel(Kernel):
         need = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
         keys = chains.chain_keys(parts, n, scan)
         arrays = {CHAIN_KEY: keys, CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]}
-        pass_k(check=False, **arrays, **_pick(pass_k, given))
+        arrays.update(_pick(pass_k, given))
+        in_halves(lambda lo, hi: pass_k(check=False, **arrays, **_chain_span(lo, hi)), n // 2, n)
         got = chains.join(parts, need, work, total, unit, gain, scan)
         return got.parts, got.gain
 
@@ -2692,6 +2693,11 @@ def compile_wavefront(
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out
+
+
+def _chain_span(lo: int, hi: int) -> dict[str, int]:
+    """The chain pass's range of sinks ``[lo, hi)`` as its parameters."""
+    return {CHAIN_LO: lo, CHAIN_HI: hi}
 
 
 def _chain_pass(

@@ -12,7 +12,7 @@ import pytest
 
 from spf.runtime import chains
 from spf.runtime.build import light_opt_flags
-from spf.runtime.chain_scan import MAX_TABLE, ChainScan, build_chain_scan
+from spf.runtime.chain_scan import MAX_TABLE, ChainScan, build_chain_scan, in_halves
 from spf.runtime.coarse import Parts
 from spf.runtime.compile import optimisation_flags
 
@@ -117,3 +117,19 @@ def test_a_table_too_large_is_not_joined(scan: ChainScan) -> None:
     ptr = np.concatenate([[0], np.full(levels, 2).cumsum()]).astype(np.int64)
     none = np.zeros(int(ptr[-1]), dtype=np.int64)
     assert scan.groups(ptr, levels, none, none, 2) is None
+
+
+@pytest.mark.parametrize(("cut", "end"), [(0, 7), (3, 7), (7, 7), (0, 0)])
+def test_in_halves_runs_both_ranges(cut: int, end: int) -> None:
+    seen: list[tuple[int, int]] = []
+    in_halves(lambda lo, hi: seen.append((lo, hi)), cut, end)
+    assert sorted(seen) == [(0, cut), (cut, end)]
+
+
+def test_in_halves_raises_the_other_threads_error() -> None:
+    def run(lo: int, hi: int) -> None:
+        if lo > 0:
+            raise RuntimeError("second half")
+
+    with pytest.raises(RuntimeError, match="second half"):
+        in_halves(run, 2, 4)
