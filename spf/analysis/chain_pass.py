@@ -37,6 +37,11 @@ CHAIN_HI = "coarse_chain_hi"
 """The parameters of :func:`build_chain_pass`: the sinks ``[lo, hi)`` one call covers, so
 that two threads run one half of the nodes each (each writes only its own sinks' needs)."""
 
+NEED_TYPE = "int32_t"
+"""The C type of the needs: a coarse level plus one, at most the number of nodes
+(:data:`spf.analysis.coarse_inspector.MAX_NODES`). The pass is bound by its memory traffic
+(docs/inspection.md): 32-bit needs write half the bytes of 64-bit ones."""
+
 CHAIN_BITS = 16
 """The low bits of a key holding the chain (at most ``2**16`` parts per coarse level); the
 coarse level plus one sits above them (levels are below ``2**31``: the key fits 64 bits)."""
@@ -47,16 +52,17 @@ def build_chain_pass(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     ``need(snk) = max(need(snk), (key(src) >> 16) & -((key(src) & 0xffff) > (key(snk) &
     0xffff)))``, and ``need_low`` the same for ``<``: masks, as the coarse pass's crossing
     test (0 for a source in the sink's own chain or on the other side, whose coarse level
-    plus one is at least 1 otherwise). All three arrays 64-bit. Two maxima, not one over
-    every other chain: on a pipeline of chains (each reading the next one's rows, 2-D
-    Poisson's grid cut into more than two pieces a level) the later chains lead and the
-    earlier ones lag, and one bound over all of them would make each chain wait for the
-    lagging ones. Only the edges whose sink lies in ``[coarse_chain_lo, coarse_chain_hi)``
-    (:data:`CHAIN_LO`, :data:`CHAIN_HI`): two calls on disjoint ranges of sinks write
-    disjoint entries and read only the keys, so they run at once."""
+    plus one is at least 1 otherwise). The keys 64-bit, the needs 32-bit (:data:`NEED_TYPE`).
+    Two maxima, not one over every other chain: on a pipeline of chains (each reading the
+    next one's rows, 2-D Poisson's grid cut into more than two pieces a level) the later
+    chains lead and the earlier ones lag, and one bound over all of them would make each
+    chain wait for the lagging ones. Only the edges whose sink lies in ``[coarse_chain_lo,
+    coarse_chain_hi)`` (:data:`CHAIN_LO`, :data:`CHAIN_HI`): two calls on disjoint ranges
+    of sinks write disjoint entries and read only the keys, so they run at once."""
     names = (CHAIN_KEY, CHAIN_NEED, CHAIN_NEED_LOW)
     _fresh_names(ir, analysis, (*names, CHAIN_LO, CHAIN_HI))
-    stage = _declare(ir, analysis, "chains", tuple((name, "int64_t") for name in names))
+    arrays = ((CHAIN_KEY, "int64_t"), (CHAIN_NEED, NEED_TYPE), (CHAIN_NEED_LOW, NEED_TYPE))
+    stage = _declare(ir, analysis, "chains", arrays)
     low = (1 << CHAIN_BITS) - 1
     for k, e in enumerate(_edges(analysis)):
         place = "0" if analysis.groups == 1 else f"0, {e.group}"

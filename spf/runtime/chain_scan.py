@@ -31,10 +31,10 @@ PROTOTYPES = (
     "void spf_chain_keys64(const int64_t *ptr, int64_t lo, int64_t hi, const int64_t *partptr, "
     "const int64_t *order, int64_t bits, int64_t *key)",
     "void spf_part_needs32(const int64_t *partptr, int64_t lo, int64_t hi, const int32_t *order, "
-    "const int64_t *high, const int64_t *low, const int64_t *work, int64_t *part_high, "
+    "const int32_t *high, const int32_t *low, const int64_t *work, int64_t *part_high, "
     "int64_t *part_low, int64_t *part_work)",
     "void spf_part_needs64(const int64_t *partptr, int64_t lo, int64_t hi, const int64_t *order, "
-    "const int64_t *high, const int64_t *low, const int64_t *work, int64_t *part_high, "
+    "const int32_t *high, const int32_t *low, const int64_t *work, int64_t *part_high, "
     "int64_t *part_low, int64_t *part_work)",
     "int64_t spf_chain_groups(const int64_t *ptr, int64_t levels, int64_t chains, "
     "const int64_t *need, const int64_t *need_low, int64_t cap, int64_t *out, int64_t *last, "
@@ -69,7 +69,7 @@ KEYS(spf_chain_keys64, int64_t)
    work is not NULL, the sum of their work. */
 #define NEEDS(NAME, T)                                                                     \
 void NAME(const int64_t *restrict partptr, int64_t lo, int64_t hi, const T *restrict order,\
-          const int64_t *restrict high, const int64_t *restrict low,                      \
+          const int32_t *restrict high, const int32_t *restrict low,                      \
           const int64_t *restrict work, int64_t *restrict part_high,                      \
           int64_t *restrict part_low, int64_t *restrict part_work)                        \
 {                                                                                          \
@@ -207,6 +207,9 @@ class ChainScan:
             raise TypeError(f"spf: a plan's order must be int32 or int64, not {order.dtype}")
         return self._buffer(self._int64, order, False), "64"
 
+    def _i32(self, a: np.ndarray) -> object:
+        return self._buffer(self._int32, a, False)
+
     def _i64(self, a: np.ndarray, writable: bool = False) -> object:
         return self._buffer(self._int64, a, writable)
 
@@ -228,8 +231,11 @@ class ChainScan:
         self, partptr: np.ndarray, parts: int, order: np.ndarray,
         need: tuple[np.ndarray, np.ndarray], work: np.ndarray | None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
-        """Per part the greatest of each ``need`` over its nodes (0 for none) and, when
-        ``work`` is given, its nodes' summed work."""
+        """Per part the greatest of each ``need`` (per node, ``int32``: the chain pass's) over
+        its nodes (0 for none), as ``int64``, and, when ``work`` is given, its nodes' summed
+        work."""
+        if any(x.dtype != np.int32 for x in need):
+            raise TypeError("spf: the chain pass's needs are int32 arrays")
         high, low = np.empty(parts, dtype=np.int64), np.empty(parts, dtype=np.int64)
         sums = None if work is None else np.empty(parts, dtype=np.int64)
         got, width = self._order(order)
@@ -238,7 +244,7 @@ class ChainScan:
         works = (null, null) if work is None or sums is None else (
             self._i64(work), self._i64(sums, True)
         )  # fmt: skip
-        reads = self._i64(partptr), got, self._i64(need[0]), self._i64(need[1]), works[0]
+        reads = self._i64(partptr), got, self._i32(need[0]), self._i32(need[1]), works[0]
         writes = self._i64(high, True), self._i64(low, True), works[1]
         cut = int(np.searchsorted(partptr[: parts + 1], len(order) // 2))  # half the nodes
         in_halves(lambda lo, hi: run(reads[0], lo, hi, *reads[1:], *writes), cut, parts)

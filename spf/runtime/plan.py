@@ -1278,7 +1278,7 @@ class WavefrontKernel(Kernel):
         if parts.parts > chains.MAX_PARTS:
             return parts, gain
         pass_k, scan = self._once("_chain_kernel", self._make_chains)
-        need = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        need = (np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32))
         keys = chains.chain_keys(parts, n, scan)
         arrays = {CHAIN_KEY: keys, CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]}
         arrays.update(_pick(pass_k, given))

@@ -190,7 +190,7 @@ def test_the_chain_pass_in_halves_writes_the_whole_pass_needs(
     keys = ((rng.integers(0, 50, n) + 1) << 16) | rng.integers(0, 3, n)
     got = []
     for spans in ([(0, n)], [(0, n // 3), (n // 3, n)]):
-        need = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        need = (np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32))
         arrays = {CHAIN_KEY: keys, CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]}
         for lo, hi in spans:
             pass_k(check=False, **arrays, **index, **{CHAIN_LO: lo, CHAIN_HI: hi})

@@ -30,7 +30,7 @@ def random_plan(
     seed: int, dtype: type[np.integer], with_work: bool
 ) -> tuple[Parts, tuple[np.ndarray, np.ndarray], np.ndarray]:
     """A plan of 2-60 coarse levels of 1-3 non-empty parts over a random permutation, the
-    needs a chain pass could report (a source's coarse level + 1, at most the part's own
+    (32-bit) needs a chain pass could report (a source's coarse level + 1, at most the part's own
     level: 0 or an earlier one) and each node's work."""
     rng = np.random.default_rng(seed)
     levels = int(rng.integers(2, 60))
@@ -47,7 +47,7 @@ def random_plan(
     need = []
     for share in (0.5, 0.3):
         got = np.where(rng.random(n) < share, rng.integers(0, node_level + 1), 0)
-        need.append(got.astype(np.int64))
+        need.append(got.astype(np.int32))
     work = rng.integers(1, 20, n).astype(np.int64)
     part_work = np.add.reduceat(work[order], partptr[:-1]).astype(np.float64)
     largest = np.maximum.reduceat(part_work, ptr[:-1]).astype(np.int64)
@@ -133,3 +133,11 @@ def test_in_halves_raises_the_other_threads_error() -> None:
 
     with pytest.raises(RuntimeError, match="second half"):
         in_halves(run, 2, 4)
+
+
+def test_needs_of_another_width_are_refused(scan: ChainScan) -> None:
+    """The loop reads the chain pass's 32-bit needs; 64-bit ones would be read as pairs."""
+    plan, need, work = random_plan(0, np.int32, with_work=False)
+    wide = (need[0].astype(np.int64), need[1].astype(np.int64))
+    with pytest.raises(TypeError, match="int32"):
+        scan.needs(plan.partptr, plan.parts, plan.order, wide, work)
