@@ -383,6 +383,7 @@ _HOW_TO_RUN = frozenset(
         "reduction",
         "vector",
         "unroll",
+        "sums",
         "pipeline",
         "wavefront",
         "wavefront_levels",

@@ -34,7 +34,7 @@ from spf.errors import ArgumentError, IllegalScheduleError, SpfError
 from spf.ir.reading import is_constant
 from spf.ir.source.accesses import _reduction_form
 from spf.ir.source.tree import _Assign, _If, _Ref
-from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option
+from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option, sums_option
 
 if TYPE_CHECKING:
     from spf.analysis.inspector import Dependence as DependenceLike
@@ -249,6 +249,9 @@ def check_reduction_loops(ir: ComputationIR) -> None:
 
     for stmt in ir.parsed_stmts:
         for loop, tags in stmt.tags.items():
+            if sums_option(tags) is not None:
+                _check_sums(ir, stmt, loop, tags)
+                continue
             if not any(t.split("(", 1)[0] in _PARALLEL_KINDS for t in tags):
                 continue
             option = reduction_option(tags)
@@ -274,3 +277,67 @@ def check_reduction_loops(ir: ComputationIR) -> None:
                     f'parallelize({loop!r}, reduction="privatize") for per-thread copies of '
                     f"{names} combined after the loop" + blame_in(ir.trace, [stmt.name], loop)
                 )
+
+
+def _check_sums(ir: ComputationIR, stmt: ParsedStmt, loop: str, tags: Sequence[str]) -> None:
+    """A loop tagged ``sums(...)`` (``partial_sums``) carries dependences and all of them
+    are reductions (:func:`reduction_refusal`); else ``IllegalScheduleError`` naming the
+    loop and why."""
+    from spf.schedule.trace import blame_in
+
+    where = f"loop {loop!r} of {stmt.name} ({', '.join(tags)})"
+    if carries_nothing(ir, stmt, loop):
+        raise IllegalScheduleError(
+            f"illegal tag: {where} cannot accumulate into partial sums: no dependence is "
+            "carried across it, so no element is accumulated along it (partial_sums is "
+            "for a loop such as a sparse row's k loop of y(i) += A(k) * x(col(k)))"
+            + blame_in(ir.trace, [stmt.name], loop)
+        )
+    why = reduction_refusal(ir, stmt, loop, compute_dependences(ir))
+    if why is not None and _apart_update(ir, stmt, loop) is None:
+        why = None  # a solve's row: the other reads of x never meet the row's own element
+    if why is not None:
+        raise IllegalScheduleError(
+            f"illegal tag: {where} cannot accumulate into partial sums: {why}"
+            + blame_in(ir.trace, [stmt.name], loop)
+        )
+
+
+def _apart_update(ir: ComputationIR, stmt: ParsedStmt, loop: str) -> str | None:
+    """None when ``stmt`` is alone in ``loop``, writes one data space ``y``, only by one
+    update ``y(f) op= e`` (``+`` or ``*`` family), and every other element of ``y`` it
+    reads is kept from ``y(f)`` by the facts (the domain with the two indices equal is
+    empty: :func:`spf.sets.facts.is_empty_under`, as :mod:`spf.codegen.apart` proves for
+    the row scalar): then every dependence the loop carries goes through ``y(f)`` alone
+    and the loop's updates may be reassociated (a solve's row, ``x(i) -= A(k) *
+    x(col(k))``, ``col(k) < i``). Else why not."""
+    from spf.ir.reading import iterator_names
+    from spf.sets.facts import is_empty_under
+
+    d = position_in(stmt, loop, ir.schedule_width)
+    if any(s.name != stmt.name and _in_loop(ir, stmt, d, s) for s in ir.parsed_stmts):
+        return "other statements share the loop"
+    parsed = source_tree(ir, stmt)
+    written = {a.data_space for a in parsed.writes}
+    if len(parsed.reductions) != 1 or written != {parsed.reductions[0].data_space}:
+        return f"{stmt.name} does not write one data space by one update"
+    update = parsed.reductions[0]
+    ds = update.data_space
+    if len(_families(parsed.body, ds)) != 1 or not _families(parsed.body, ds) <= {"+", "*"}:
+        return f"{stmt.name} updates {ds} with min/max or mixed operators"
+    if any(a.indices != update.indices for a in parsed.writes):
+        return f"{stmt.name} writes another element of {ds}"
+    its = ", ".join(iterator_names(stmt.domain))
+    for a in parsed.reads:
+        if a.data_space != ds or a.indices == update.indices:
+            continue
+        if len(a.indices) != len(update.indices):
+            return f"{stmt.name} reads {ds} with another number of indices"
+        eqs = " && ".join(f"{r} = {w}" for r, w in zip(a.indices, update.indices, strict=True))
+        try:
+            meet = stmt.domain.intersect(f"{{[{its}] : {eqs}}}")
+            if not is_empty_under(meet, ir.facts):
+                return f"{stmt.name} may read {ds}({', '.join(a.indices)}) at its own element"
+        except SpfError:
+            return f"{stmt.name} reads {ds}({', '.join(a.indices)}), which no fact keeps apart"
+    return None

@@ -42,6 +42,7 @@ from spf.codegen.loop_ast import (
     walk,
 )
 from spf.codegen.macros import Define, define_chunk, of_ufs, uf_element, uf_params
+from spf.codegen.partial_sums import sums_for
 from spf.codegen.reductions import (
     THREADS_MACROS,
     THREADS_PRELUDE,
@@ -50,6 +51,7 @@ from spf.codegen.reductions import (
     reduction_loops,
 )
 from spf.codegen.register_tile import tile_cells
+from spf.codegen.row_scalar import NAME as ROW_NAME
 from spf.codegen.row_scalar import (
     RowScalar,
     prev_keep_lines,
@@ -61,7 +63,7 @@ from spf.codegen.row_scalar import (
 from spf.codegen.row_scalar import call_lines as row_lines
 from spf.codegen.row_scalar import find as find_row
 from spf.errors import CodegenError, InternalError
-from spf.schedule.tags import reduction_option
+from spf.schedule.tags import reduction_option, sums_option
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -180,6 +182,7 @@ class CPrinter:
         self.macros = {s.name: s for s in program.stmts}
         self._data = {d.name: d for d in program.data}
         self._acc: str | None = None  # statement accumulating into spf_acc in this loop
+        self._acc_name = "spf_acc"  # the accumulator it adds to (partial_sums: one of several)
         self._tile: tuple[str, str] | None = None  # (statement, spf_tile cell) in a tile loop
         self._simd: str | None = None  # the enclosing loop printed with the simd pragma
         self._reducing: str | None = None  # the option of the enclosing reduction loop
@@ -797,14 +800,83 @@ class CPrinter:
         elif self._reducing == "atomic":
             atomic_call(self, n)
         elif self._row is not None and touches(self.macros[n.stmt], self._row.space):
-            for line in row_lines(self._row, self.macros[n.stmt], n, self._row_prev):
+            into = self._acc_name if self._acc == n.stmt and self._acc_name != ROW_NAME else None
+            for line in row_lines(self._row, self.macros[n.stmt], n, self._row_prev, into):
                 self.out.line(line)
         elif self._acc == n.stmt:
             red = self.macros[n.stmt].reduction
             assert red is not None
-            self.out.line(f"spf_acc {red.op} {n.stmt}_value({args});")
+            self.out.line(f"{self._acc_name} {red.op} {n.stmt}_value({args});")
         else:
             self.out.line(f"{n.stmt}({args});")
+
+    def accumulate(self, stmt: str, name: str, body: Callable[[], None]) -> None:
+        """Print ``body`` with statement ``stmt``'s accumulation into the local ``name``."""
+        outer = self._acc, self._acc_name
+        self._acc, self._acc_name = stmt, name
+        try:
+            body()
+        finally:
+            self._acc, self._acc_name = outer
+
+    def before_last(self, body: Callable[[], None]) -> None:
+        """Print ``body``, iterations of a row's loop that are never its last: a sorted
+        lower row reads the row before (``spf_prev``) in its last iteration alone
+        (:meth:`_peeled`), so these read memory."""
+        prev, self._row_prev = self._row_prev, False
+        try:
+            body()
+        finally:
+            self._row_prev = prev
+
+    def plain_for(self, n: For) -> None:
+        """Loop ``n`` as it is, without the forms :meth:`_for` may pick for it."""
+        self._plain_for(n)
+
+    def region(self, n: Node) -> None:
+        """``n``, the body of a loop, a bind or a branch (:meth:`_region`)."""
+        self._region(n)
+
+    def _sums_for(self, n: For, sums: tuple[int, int]) -> None:
+        """Loop ``n`` tagged ``sums(count,min_trip)`` (:mod:`spf.codegen.partial_sums`):
+        its one statement accumulates into ``spf_acc`` (an element that stays the same
+        across ``n``) or into the row scalar ``spf_row`` (a solve's row), and the others
+        sums; else ``CodegenError`` naming the loop."""
+        call = self._single_call(n)
+        macro = None if call is None else self.macros[call.stmt]
+        if call is None or macro is None or self._acc is not None or self._reducing:
+            stmts = ", ".join(sorted({c.stmt for c in walk(n) if isinstance(c, Call)}))
+            raise CodegenError(
+                f"partial_sums: loop {n.var} (statements {stmts}) is not one accumulation "
+                "into an element that stays the same across it (y(i) += e in the k loop of "
+                "row i); put partial_sums on such a loop, alone in it"
+            )
+        if self._holds(macro):
+            assert self._row is not None
+            body = macro.body[0] if len(macro.body) == 1 else None
+            op = body.op if isinstance(body, cx.Assign) else ""
+            sums_for(self, n, call, sums, (op, self._row.ctype, ROW_NAME))
+            return
+        red = macro.reduction
+        if red is None or _target_varies(macro, call, {n.var, *_bound_in(n)}):
+            raise CodegenError(
+                f"partial_sums: loop {n.var} of {call.stmt} does not accumulate into one "
+                "element across the loop (y(i) += e, e not reading y, i fixed in the loop)"
+            )
+        target = f"{call.stmt}_target({_target_args(macro, call)})"
+        with self.out.braces():
+            self.out.line(f"{red.ctype} spf_acc = {target};")
+            sums_for(self, n, call, sums, (red.op, red.ctype, "spf_acc"))
+            self.out.line(f"{target} = spf_acc;")
+
+    def _single_call(self, n: For) -> Call | None:
+        """The one statement call in loop ``n``'s body (through binds), or None."""
+        body: Node = n.body
+        while isinstance(body, Bind):
+            body = body.body
+        if isinstance(body, Block) and len(body.items) == 1:
+            body = body.items[0]
+        return body if isinstance(body, Call) else None
 
     def _invariant_reduction(self, n: For) -> Call | None:
         """The single statement call of loop ``n`` when it accumulates into an element that
@@ -911,6 +983,10 @@ class CPrinter:
         if self._pairs is not None and n is self._pairs.outer:
             self._paired_for(n, self._pairs)
             return
+        sums = sums_option(n.tags)
+        if sums is not None:
+            self._sums_for(n, sums)
+            return
         tile = self._tile_nest(n)
         if tile is not None:
             self._tile_for(n, *tile)
@@ -925,11 +1001,7 @@ class CPrinter:
             self.out.line("{")
             with self.out.indented():
                 self.out.line(f"{red.ctype} spf_acc = {target};")
-                self._acc = call.stmt
-                try:
-                    self._plain_for(n)
-                finally:
-                    self._acc = None
+                self.accumulate(call.stmt, "spf_acc", lambda: self._plain_for(n))
                 self.out.line(f"{target} = spf_acc;")
             self.out.line("}")
             return
@@ -1265,6 +1337,16 @@ def _peel_end(n: For) -> Expr | None:
     if c.args[0] != Var(n.var) or n.var in set(expr_vars(c.args[1])):
         return None
     return c.args[1]
+
+
+def _bound_in(n: For) -> set[str]:
+    """The names binds in loop ``n``'s body bind (down to its first statement call)."""
+    out: set[str] = set()
+    body: Node = n.body
+    while isinstance(body, Bind):
+        out.add(body.var)
+        body = body.body
+    return out
 
 
 def _target_varies(macro: StmtMacro, call: Call, names: set[str]) -> bool:

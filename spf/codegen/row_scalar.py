@@ -19,7 +19,8 @@ Every operation is the same, on the same values, in the same order: the results 
 bitwise those of the statements printed as macros.
 
 Regions with anything the local could escape through are left alone: tagged loops
-(parallel, vector, reduction: a local declared outside them would be shared), buffers,
+(parallel, vector, reduction: a local declared outside them would be shared; a loop of
+partial sums runs in order and is kept, its first sum the local), buffers,
 merges, Layer IV operations (a wavefront's flags), statements that are not plain
 assignments, data spaces stored in a buffer, workspaces and index arrays.
 """
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node, walk
+from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.codegen.program import Program, StmtMacro
@@ -207,7 +209,7 @@ def _walk(n: Node, macros: dict[str, StmtMacro], scan: _Scan, *, top: bool, inne
         scan.bound.add(n.var)
         _walk(n.body, macros, scan, top=top, inner=inner)
     elif isinstance(n, For):
-        if n.tags:
+        if any(not t.startswith("sums(") for t in n.tags):  # partial sums run in order
             scan.ok = False
             return
         scan.bound.add(n.var)
@@ -294,17 +296,29 @@ def _accesses(e: cx.Expr) -> Iterator[cx.Access]:
             yield n
 
 
-def call_lines(row: RowScalar, macro: StmtMacro, call: Call, prev: bool = False) -> list[str]:
+def call_lines(
+    row: RowScalar, macro: StmtMacro, call: Call, prev: bool = False, into: str | None = None
+) -> list[str]:
     """The statement at ``call`` with ``row``'s element read and written as the local; a
     read of the data space elsewhere that may land on the element reads the local there
     (:func:`_replace`), and, with ``prev`` (the loop keeps :data:`PREV`), one that lands on
-    the element the previous iteration stored reads :data:`PREV`."""
+    the element the previous iteration stored reads :data:`PREV`. ``into``: the update
+    accumulates into that local instead (a partial sum, :mod:`spf.codegen.partial_sums`),
+    which needs every read of the data space kept from the element by the facts."""
     apart = _apart(row, macro, call)
     out: list[str] = []
     for s in expanded(macro, call):
         assert isinstance(s, cx.Assign)
         value = _replace(s.value, row, apart, prev)
         target = _replace(s.target, row, apart, False)
+        if into is not None:
+            if target != cx.Name(NAME) or any(n == cx.Name(NAME) for n in cx.nodes(value)):
+                raise CodegenError(
+                    f"partial_sums: statement {call.stmt} reads {row.space} where no fact "
+                    f"keeps it from the element it accumulates into ({cx.to_c(s.value)}); "
+                    "partial sums would read a partial value there"
+                )
+            target = cx.Name(into)
         out += cx.stmt_lines((cx.Assign(target, s.op, value),))
     return out
 

@@ -16,6 +16,7 @@ from spf.schedule.commands import (
     Level,
     Loop,
     Parallelize,
+    PartialSums,
     Pipeline,
     Reverse,
     SetSchedule,
@@ -191,6 +192,18 @@ class Stmt:
         the updates are atomic, or go to per-thread copies of the reduced data spaces that
         are combined after the loop (docs/scheduling.md)."""
         return self._run(Parallelize(loop=i, reduction=reduction))
+
+    def partial_sums(self, i: Loop, count: int = 4, min_trip: int = 16) -> Stmt:
+        """Accumulate loop ``i`` into ``count`` (2, 4 or 8) partial sums: iteration ``t`` of
+        an instance of ``i`` into sum ``t mod count``, the sums added pairwise at its end,
+        in every instance of at least ``min_trip`` iterations (shorter ones keep the
+        in-order sum). Loads of several rows' worth of products then overlap instead of
+        waiting on one chain of additions (long sparse rows). It reassociates the
+        floating-point sum: results differ from the in-order loop's by rounding, and are
+        the same in every executor, plan and thread count of the kernel. Checked like
+        ``parallelize(i, reduction=...)``: every dependence ``i`` carries is an
+        accumulation into one element (docs/scheduling.md)."""
+        return self._run(PartialSums(loop=i, count=count, min_trip=min_trip))
 
     def distribute(self, i: Loop) -> Stmt:
         """Spread the iterations of ``i`` over MPI ranks (rank ``r`` runs ``i = r``, on its

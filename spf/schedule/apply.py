@@ -26,6 +26,7 @@ from spf.schedule.commands import (
     Interchange,
     Loop,
     Parallelize,
+    PartialSums,
     Pipeline,
     Reschedule,
     Reverse,
@@ -315,6 +316,20 @@ def _gpu_tags(
     return {loop: ts for loop, ts in out.items() if ts}
 
 
+def _tag_of(cmd: Unroll | Distribute | Pipeline | Wavefront | PartialSums) -> str:
+    """The loop tag a tagging command puts (replacing a tag of its kind on the loop: a
+    second ``unroll`` or ``partial_sums`` replaces the first's)."""
+    if isinstance(cmd, PartialSums):
+        return f"sums({cmd.count},{cmd.min_trip})"
+    if isinstance(cmd, Wavefront):
+        return f"wavefront({cmd.how})"
+    if isinstance(cmd, Unroll):
+        return f"unroll({cmd.factor})"
+    if isinstance(cmd, Pipeline):
+        return "pipeline" if cmd.ii == 1 else f"pipeline({cmd.ii})"
+    return "distribute"
+
+
 def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     if stmt not in ctx.states:
         raise UndeclaredError("statement", stmt, ctx.states)
@@ -324,19 +339,11 @@ def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     if isinstance(cmd, SetSchedule):
         return {stmt: _set_schedule(cmd, stmt, state, ctx)}
     view = LoopView(stmt, state.schedule)
-    if isinstance(cmd, (Parallelize, Unroll, Distribute, Pipeline, Wavefront)):
+    if isinstance(cmd, (Parallelize, Unroll, Distribute, Pipeline, Wavefront, PartialSums)):
         loop = view.names[view.depth(cmd.method, cmd.loop)]
-        if isinstance(cmd, Wavefront):
-            tag = f"wavefront({cmd.how})"
-        elif isinstance(cmd, Unroll):
-            tag = f"unroll({cmd.factor})"
-        elif isinstance(cmd, Pipeline):
-            tag = "pipeline" if cmd.ii == 1 else f"pipeline({cmd.ii})"
-        else:
-            tag = "parallel" if isinstance(cmd, Parallelize) else "distribute"
         if isinstance(cmd, Parallelize):
             return {stmt: State(state.schedule, _parallel_tags(state.tags, loop, cmd))}
-        return {stmt: State(state.schedule, _with_tag(state.tags, loop, tag))}
+        return {stmt: State(state.schedule, _with_tag(state.tags, loop, _tag_of(cmd)))}
     if isinstance(cmd, Gpu):
         tags = _gpu_tags("gpu", view, state.tags, cmd.blocks, cmd.threads)
         return {stmt: State(state.schedule, tags)}

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Final, Literal
 
 from spf.clang import check_reserved
 from spf.errors import InternalError, ScheduleError
-from spf.schedule.tags import MAX_UNROLL, REDUCTION_OPTIONS
+from spf.schedule.tags import MAX_UNROLL, REDUCTION_OPTIONS, SUM_COUNTS
 
 
 class Root(enum.Enum):
@@ -357,6 +357,38 @@ class Parallelize(Command):
                 f"parallelize: reduction must be one of "
                 f"{', '.join(repr(o) for o in REDUCTION_OPTIONS)} (or None for no reduction), "
                 f"got {self.reduction!r}"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PartialSums(Command):
+    """Tag ``loop`` ``sums(count,min_trip)``: the loop accumulates into ``count`` partial
+    sums, iteration ``t`` of an instance into sum ``t mod count``, added pairwise at its
+    end, in every instance of at least ``min_trip`` iterations (shorter ones keep the
+    in-order sum). It reassociates a floating-point reduction, so it is never a default:
+    checked by ``check_legality`` and ``codegen`` like ``parallelize(loop,
+    reduction=...)`` (every dependence the loop carries is an accumulation into one
+    element, :data:`~spf.schedule.tags.SUM_COUNTS`, docs/scheduling.md)."""
+
+    method: ClassVar[str] = "partial_sums"
+    n_required: ClassVar[int] = 1
+    loop: Loop
+    count: int = 4
+    min_trip: int = 16
+
+    def __post_init__(self) -> None:
+        check_loop_ref("partial_sums", "loop", self.loop)
+        check_positive("partial_sums", "count", self.count)
+        check_positive("partial_sums", "min_trip", self.min_trip)
+        if self.count not in SUM_COUNTS:
+            raise ScheduleError(
+                f"partial_sums: count of loop {self.loop!r} must be one of "
+                f"{', '.join(map(str, SUM_COUNTS))} (sums added pairwise), got {self.count}"
+            )
+        if self.min_trip < self.count:
+            raise ScheduleError(
+                f"partial_sums: min_trip of loop {self.loop!r} must be at least count "
+                f"({self.count}), got {self.min_trip}"
             )
 
 

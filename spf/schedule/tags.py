@@ -21,6 +21,7 @@ KINDS = (
     "reduction",
     "vector",
     "unroll",
+    "sums",
     "pipeline",
     "distribute",
     *GPU_KINDS,
@@ -32,9 +33,10 @@ KINDS = (
     "coiterate",
 )
 """Every tag kind a command or the analysis puts on a loop (``parallelize``, ``vectorize``,
-``unroll``, ``pipeline``, ``distribute``, ``gpu``, ``wavefront``, ``coiterate``; the
-``wavefront_*`` kinds on a wavefront executor's loops, :mod:`spf.analysis.executor`): code
-generation reads no other (:func:`spf.ir.check.check_fields` refuses one in an IR built by hand)."""
+``unroll``, ``partial_sums``, ``pipeline``, ``distribute``, ``gpu``, ``wavefront``,
+``coiterate``; the ``wavefront_*`` kinds on a wavefront executor's loops,
+:mod:`spf.analysis.executor`): code generation reads no other
+(:func:`spf.ir.check.check_fields` refuses one in an IR built by hand)."""
 
 MAX_UNROLL = 1024
 """The largest ``unroll`` factor spf accepts. gcc's ``#pragma GCC unroll`` stops at 65534,
@@ -45,6 +47,20 @@ unroll a split-off inner loop instead."""
 REDUCTION_OPTIONS = ("atomic", "privatize")
 """``parallelize(loop, reduction=...)``: ``atomic`` updates of the reduced element, or
 per-thread copies of the reduced data space (``privatize``) combined after the loop."""
+
+
+SUM_COUNTS = (2, 4, 8)
+"""``partial_sums(loop, count)``: how many partial sums a loop may accumulate into (added
+pairwise at its end: ``(s0 + s1) + (s2 + s3)`` for four)."""
+
+
+def sums_option(tags: Sequence[str]) -> tuple[int, int] | None:
+    """``(count, min_trip)`` for a loop tagged ``"sums(4,16)"``; None without the tag."""
+    for t in tags:
+        if kind(t) == "sums" and t.endswith(")"):
+            count, min_trip = t[len("sums(") : -1].split(",")
+            return int(count), int(min_trip)
+    return None
 
 
 def reduction_option(tags: Sequence[str]) -> str | None:
@@ -82,6 +98,14 @@ def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Seque
     """Raise ``SpfError`` naming ``cmd`` and ``stmt`` when the tags are inconsistent."""
     for loop, ts in tags.items():
         kinds = [kind(t) for t in ts]
+        others = [t for t in ts if kind(t) != "sums"]
+        if "sums" in kinds and others:
+            raise ScheduleError(
+                f"{cmd}: loop {loop!r} of statement {stmt} would carry the tags "
+                f"{', '.join(ts)}; a loop of partial sums runs in order on one thread, "
+                "unrolled by the sums themselves: split off the loop to map it, or drop "
+                "partial_sums"
+            )
         exclusive = [k for k in kinds if k in EXCLUSIVE]
         if len(exclusive) > 1:
             raise ScheduleError(
