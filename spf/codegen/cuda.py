@@ -153,6 +153,18 @@ def carrier(ctype: str) -> str:
     return "uint64_t" if ctype.startswith("uint") else "int64_t"
 
 
+def _no_sums(n: For, kernel: str) -> None:
+    """Refuse loop ``n`` of CUDA kernel ``kernel`` tagged ``sums(...)`` (``partial_sums``:
+    :mod:`spf.codegen.partial_sums` prints it for C/OpenMP and MPI only)."""
+    for t in n.tags:
+        if t.startswith("sums("):
+            raise CodegenError(
+                f"loop {n.var} of CUDA kernel {kernel} is tagged {t} (partial_sums), which "
+                "C/OpenMP and MPI code print; in a CUDA kernel the loop runs in order: drop "
+                "partial_sums for target='cuda'"
+            )
+
+
 def _gpu_kind(n: For) -> tuple[str, int] | None:
     """``("gpu_block", 0)`` for a loop tagged ``gpu_block(0)``; None for other loops."""
     found = []
@@ -1267,6 +1279,7 @@ class _KernelBuilder:
             self.bounds.lo[n.var], self.bounds.hi[n.var] = lo, hi
         else:
             self.bounds.unknown.add(n.var)
+        _no_sums(n, self.name)
         for t in n.tags:
             if t.startswith("unroll(") and t.endswith(")") and t[7:-1].isdigit():
                 out.line(f"#pragma unroll {t[7:-1]}")
@@ -1389,6 +1402,7 @@ class _KernelBuilder:
                 f"gpu loop {n.var} is nested inside the thread loops of kernel "
                 f"{self.name}; block loops then thread loops must be consecutive"
             )
+        _no_sums(n, self.name)
         for t in n.tags:
             if t.startswith("unroll(") and t.endswith(")") and t[7:-1].isdigit():
                 out.line(f"#pragma unroll {t[7:-1]}")

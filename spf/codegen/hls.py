@@ -810,6 +810,12 @@ class HlsPrinter(CPrinter):
                 pragmas.append(f"#pragma HLS PIPELINE II={arg or 1}")
             elif kind in ("unroll", "vector") and arg:
                 pragmas.append(f"#pragma HLS UNROLL factor={arg}")
+            elif kind == "sums":
+                raise CodegenError(
+                    f"loop {n.var} is tagged {t} (partial_sums), which C/OpenMP and MPI code "
+                    "print; an HLS loop's sum is pipelined in order (Vitis reassociates under "
+                    "its own options): drop partial_sums for target='hls'"
+                )
             else:
                 notes.append(f"{t}: not an HLS directive; this loop runs sequentially")
         if self._pipelined is not None and constant_trip_count(n) is None:

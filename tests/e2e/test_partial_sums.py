@@ -171,7 +171,7 @@ def test_sums_take_only_long_rows() -> None:
     comp = kernels.spmv_csr()
     comp.stmt(0).partial_sums("k", 4, 16)
     source = comp.codegen()
-    assert "if (spf_s1_k - spf_s0_k >= 16)" in source
+    assert "if (__builtin_expect(spf_s1_k - spf_s0_k >= 16, 0))" in source
     assert "spf_acc = (spf_acc + spf_acc1) + (spf_acc2 + spf_acc3);" in source
     assert "for (; spf_sk_k < spf_s1_k - 4; spf_sk_k += 4)" in source
     assert comp.stmt(0).tags == {"k": ("sums(4,16)",)}
@@ -294,3 +294,21 @@ def test_suitesparse_pair_bitwise(suitesparse_dir: Path, name: str) -> None:
     k(x=x, y=y, b=b, plan=plan, **args)
     np.testing.assert_array_equal(x, solve_reference(m, b, False, 4, 8))
     np.testing.assert_array_equal(y, reference(m, x, np.zeros(n), 4, 8))
+
+
+def test_targets() -> None:
+    """C/OpenMP and MPI (and a CUDA program's host loops) print the sums; a CUDA kernel's
+    loop and an HLS loop refuse the tag, naming the loop and what to do."""
+    comp = kernels.spmv_csr()
+    comp.stmt(0).partial_sums("k", 4, 8)
+    for target in ("c", "mpi", "cuda"):
+        assert "spf_acc3" in comp.codegen(target=target), target
+    with pytest.raises(CodegenError, match=r"loop k is tagged sums\(4,8\).*target='hls'"):
+        comp.codegen(target="hls")
+    gpu = kernels.spmv_csr()
+    s = gpu.stmt(0)
+    s.split("i", 32, "i0", "i1")
+    s.gpu(("i0",), ("i1",))
+    s.partial_sums("k", 4, 8)
+    with pytest.raises(CodegenError, match=r"loop k of CUDA kernel .*drop partial_sums"):
+        gpu.codegen(target="cuda")
