@@ -35,6 +35,7 @@ SCRIPTS = [
     "inline_functions.py",
     "checked_contract.py",
     "scatter_reduction.py",
+    "partial_sums.py",
     "wavefront_sptrsv.py",
     "import_c.py",
     "wavefront_gs_ilu0.py",

@@ -21,6 +21,7 @@ tensor       ``spf.einsum`` SpAdd, SpGEMM, MTTKRP vs scipy, pydata sparse, Finch
 sptrsv       CSR forward solve (spf serial and wavefront, hand C, scipy, MKL IE trsv)
 gauss_seidel a Gauss-Seidel sweep on 2-D Poisson: serial spf vs its wavefronts
 fused        a lower solve then y = A·x fused into one wavefront vs the two kernels (MKL IE)
+sums         ``partial_sums`` on long rows: SpMV and lower solve vs in order, MKL IE, scipy
 pcg          PCG with ILU(0) to 1e-8 on 2-D Poisson (fused spf preconditioner) vs scipy's cg
 ilu0         ILU(0) in CSR: the row update as a merge vs the guarded nest (SuiteSparse, bands)
 gemm         DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
@@ -62,6 +63,7 @@ BENCHMARKS = (
     "sptrsv",
     "gauss_seidel",
     "fused",
+    "sums",
     "pcg",
     "ilu0",
     "gemm",

@@ -56,8 +56,9 @@ from spf.bench.teams import Teams
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
 
 
-def fused_solve_mv() -> spf.Computation:
-    """The fused computation: the lower solve and the SpMV in one wavefront loop."""
+def fused_solve_mv(sums: tuple[int, int] | None = None) -> spf.Computation:
+    """The fused computation: the lower solve and the SpMV in one wavefront loop; with
+    ``sums``, both row loops accumulate into partial sums (``partial_sums(loop, *sums)``)."""
     comp = spf.Computation("solve_mv")
     for name in ("x", "b", "y"):
         comp.add_data_space(name, "double", shape=("N",))
@@ -69,8 +70,28 @@ def fused_solve_mv() -> spf.Computation:
         spf.kernels.spmv_csr(), "{[]}", "{[] -> [1]}", {"y": "y", "A": "A", "x": "x"}
     )
     comp.fuse("s2", "s3", 1)  # the SpMV's row loop joins the solve's
+    if sums is not None:
+        comp.stmt("s1").partial_sums("_i0_k", *sums)
+        comp.stmt("s3").partial_sums("_i1_k", *sums)
     comp.wavefront("_i0_i")
     return comp
+
+
+SUMS = (4, 16)
+"""``partial_sums(loop, count, min_trip)`` of the fused pair's opt-in rows (the solve's and
+the product's row loops): four sums on rows of 16 entries or more."""
+
+
+def summed_pair(cache: str) -> tuple[Any, Any, Any]:
+    """The fused pair with :data:`SUMS` and its two serial kernels with the same sums (the
+    reference its bits are checked against)."""
+    solve = spf.kernels.trsv_diag_csr()
+    solve.stmt("s1").partial_sums("k", *SUMS)
+    mv = spf.kernels.spmv_csr()
+    mv.stmt(0).partial_sums("k", *SUMS)
+    fused = fused_solve_mv(SUMS)
+    return (fused.compile(cache_dir=cache), solve.compile(cache_dir=cache),
+            mv.compile(cache_dir=cache))  # fmt: skip
 
 
 def run(ctx: Context) -> Section:
@@ -90,6 +111,7 @@ def run(ctx: Context) -> Section:
     pmv.stmts[0].parallelize("i")
     mv_par = pmv.compile(cache_dir=cache)
     fused: Any = fused_solve_mv().compile(cache_dir=cache)
+    summed = summed_pair(cache)
     b = np.random.default_rng(5).uniform(-1.0, 1.0, n)
     want_x, want_y = np.zeros(n), np.zeros(n)
     solve(x=want_x, b=b, check=False, **args)
@@ -145,6 +167,7 @@ def run(ctx: Context) -> Section:
         if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
             raise SystemExit(f"fused: {code} differs from the two serial kernels")
         variants.append(teams.watch(code, t, call, *kernels))
+    variants.append(_summed_call(summed, args, b, (SUMMED, t2, teams)))
     variants += hand_fused(ctx, plans["coarse"], args, b, (want_x, want_y))
     variants += _mkl(ctx, a, b, want_y)
     ctx.log(f"fused: N = {n:,}")
@@ -173,7 +196,8 @@ def run(ctx: Context) -> Section:
         r >= 1.3,
         "; ".join(x for x in notes if x),
     )
-    ratios, ready = _over_mkl(sec, ms, t2, _suitesparse(ctx, sec, fused, solve, mv, teams), teams)
+    pairs = _suitesparse(ctx, sec, (fused, solve, mv), summed, teams)
+    ratios, ready = _over_mkl(sec, ms, t2, pairs, teams)
     sec.data.update(
         fused_over_mkl=ratios,
         prepared_over_mkl=ready,
@@ -207,14 +231,47 @@ def dominant(a: Any, seed: int) -> Any:
     return out
 
 
+def _summed_call(
+    summed: tuple[Any, Any, Any],
+    args: dict[str, Any],
+    b: np.ndarray,
+    run: tuple[str, int, Teams],
+) -> Variant:
+    """The keyword call of the fused pair with :data:`SUMS` on its default plan, timed as
+    ``code`` at ``t2`` threads (``run``), its bits checked against its two serial kernels
+    (the same sums)."""
+    code, t2, teams = run
+    fused, solve, mv = summed
+    n = len(b)
+    want_x, want_y = np.zeros(n), np.zeros(n)
+    solve(x=want_x, b=b, check=False, **args)
+    mv(y=want_y, x=want_x, check=False, **{k: args[k] for k in ("rowptr", "col", "A")})
+    plan = fused.inspect(check=False, threads=t2, **{k: v for k, v in args.items() if k != "A"})
+    x, y = np.zeros(n), np.zeros(n)
+
+    def call() -> None:
+        y[:] = 0.0
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+
+    call()
+    if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
+        raise SystemExit("fused: the pair with partial sums differs from its serial kernels")
+    return teams.watch(code, t2, call, fused)
+
+
 def _suitesparse(
-    ctx: Context, sec: Section, fused: Any, solve: Any, mv: Any, teams: Teams
-) -> dict[str, tuple[float, float]]:
+    ctx: Context,
+    sec: Section,
+    kernels: tuple[Any, Any, Any],
+    summed: tuple[Any, Any, Any],
+    teams: Teams,
+) -> dict[str, tuple[float, float, float]]:
     """The pair on each square SuiteSparse matrix: the fused wavefront (default plan; by
-    keyword and prepared, ``kernel.prepare``), the two serial kernels and MKL's pair at the
-    largest thread count, timed interleaved; the table (the fused column's threads as they
-    ran: ``teams``), and MKL's time over the fused keyword and prepared calls' per matrix
-    (none without MKL)."""
+    keyword and prepared, ``kernel.prepare``; and with :data:`SUMS`, ``summed``), the two
+    serial kernels and MKL's pair at the largest thread count, timed interleaved; the table
+    (the fused column's threads as they ran: ``teams``), and MKL's time over the fused
+    keyword, prepared and partial sums calls' per matrix (none without MKL)."""
+    fused, solve, mv = kernels
     if not SUITESPARSE.is_dir():
         sec.line(f"SuiteSparse matrices: not found at {SUITESPARSE}\n")
         return {}
@@ -262,6 +319,7 @@ def _suitesparse(
             if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
                 raise SystemExit(f"fused: {code} differs from the two serial kernels on {name}")
             variants.append(teams.watch(f"{name}: {code}", t, fn, *ks))
+        variants.append(_summed_call(summed, args, b, (f"{name}: {SUMMED}", t2, teams)))
         variants += [(f"{name}: {c}", t, f) for c, t, f in _mkl(ctx, a, b, want_y)]
         names.append((f"{name} ({plan.strategy})", n, a.nnz))
     ctx.log(f"fused: {len(names)} SuiteSparse matrices")
@@ -274,20 +332,28 @@ def _suitesparse(
         base = ms[f"{name}: separate serial", 1]
         got = ms[f"{name}: fused", t2]
         pre = ms[f"{name}: fused prepared", t2]
+        add = ms[f"{name}: {SUMMED}", t2]
         theirs = _best(ms, f"{name}: MKL IE trsv + mv")
         ran = teams.label(f"{name}: fused", t2)
         label = label if ran == str(t2) else f"{label}, {ran} threads"  # the cap engaged
         if np.isfinite(theirs):
-            ratios[name] = (theirs / got, theirs / pre)
+            ratios[name] = (theirs / got, theirs / pre, theirs / add)
         rows.append([label, f"{n:,}", f"{nnz:,}", f"{base:.4f}", f"{got:.4f}", f"{pre:.4f}",
-                     f"{base / got:.2f}x", f"{theirs:.4f}", f"{theirs / got:.2f}x",
-                     f"{theirs / pre:.2f}x"])  # fmt: skip
+                     f"{add:.4f}", f"{base / got:.2f}x", f"{theirs:.4f}", f"{theirs / got:.2f}x",
+                     f"{theirs / pre:.2f}x", f"{theirs / add:.2f}x"])  # fmt: skip
     sec.table(
         ["matrix (default plan)", "rows", "nnz", "separate serial ms", "fused ms",
-         "fused prepared ms", "fused speed-up", "MKL pair ms (best threads)", "MKL / fused",
-         "MKL / fused prepared"],
+         "fused prepared ms", "fused partial sums ms", "fused speed-up",
+         "MKL pair ms (best threads)", "MKL / fused", "MKL / fused prepared",
+         "MKL / fused partial sums"],
         rows,
     )  # fmt: skip
+    sec.line(
+        f"fused partial sums: the same pair with `partial_sums(loop, {SUMS[0]}, {SUMS[1]})` on "
+        "the solve's and the product's row loops (opt-in: it reassociates each long row's sum, "
+        "as MKL's vector loops do; its bits are checked against the serial kernels with the "
+        "same sums)\n"
+    )
     why = [f"{label.split(' ')[0]}: {w}" for label, _, _ in names if "(serial)" not in label
            and (w := teams.why(f"{label.split(' ')[0]}: fused", t2))]  # fmt: skip
     if why:  # a serial plan runs one thread whatever the cap
@@ -299,20 +365,23 @@ def _over_mkl(
     sec: Section,
     ms: dict[tuple[str, int], float],
     t2: int,
-    suitesparse: dict[str, tuple[float, float]],
+    suitesparse: dict[str, tuple[float, float, float]],
     teams: Teams,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """MKL's pair's time over the fused keyword call's and over the prepared call's, on
-    Poisson (``ms``) and each SuiteSparse matrix, with a target line for the geomean of
-    each."""
+    """MKL's pair's time over the fused keyword call's, over the prepared call's and over
+    the keyword call of the pair with :data:`SUMS`, on Poisson (``ms``) and each SuiteSparse
+    matrix, with a target line for the geomean of each."""
     mkl = _best(ms, "MKL IE trsv + mv")
     ratios = {"poisson": mkl / ms["fused wavefront auto", t2]}
     ready = {"poisson": mkl / ms[PREPARED, t2]}
-    for name, (kw, pre) in suitesparse.items():
-        ratios[name], ready[name] = kw, pre
+    summed = {"poisson": mkl / ms[SUMMED, t2]}
+    for name, (kw, pre, add) in suitesparse.items():
+        ratios[name], ready[name], summed[name] = kw, pre, add
+    sums = f"partial_sums(loop, {SUMS[0]}, {SUMS[1]}) on both row loops, opt-in, keyword call"
     calls = (
         (ratios, "keyword call", "fused wavefront auto"),
         (ready, "prepared call, kernel.prepare", PREPARED),
+        (summed, sums, SUMMED),
     )
     for got, how, code in calls:
         if not got or not all(np.isfinite(list(got.values()))):
@@ -378,6 +447,9 @@ def _mkl(ctx: Context, a: Any, b: np.ndarray, want_y: np.ndarray) -> list[Varian
         out.append(("MKL IE trsv + mv", t, call))
     return out
 
+
+SUMMED = "fused wavefront auto, partial sums"
+"""The default plan's keyword call of the fused pair with :data:`SUMS`."""
 
 PREPARED = "fused wavefront auto, prepared"
 """The default plan's fused call through ``kernel.prepare`` (plan, index arrays and values
