@@ -92,6 +92,7 @@ from spf.codegen.loop_ast import (
     Op,
     UFRead,
     Var,
+    upper_bound,
     walk,
 )
 from spf.codegen.program import coords, linear_index
@@ -366,30 +367,6 @@ def _linear(e: Expr) -> dict[str, int] | None:
     for k, v in forms[1].items():
         out[k] = out.get(k, 0) + sign * v
     return {k: v for k, v in out.items() if v or k == ""}
-
-
-def upper_bound(n: For) -> Expr | None:
-    """The largest value of ``n.var`` its condition allows, as an expression (None when the
-    condition is not a conjunction of ``var < e`` / ``var <= e``)."""
-    bounds: list[Expr] = []
-    stack = [n.cond]
-    while stack:
-        c = stack.pop()
-        if not isinstance(c, Op):
-            return None
-        if c.op == "&&":
-            stack.extend(c.args)
-            continue
-        if c.op not in ("<", "<=") or c.args[0] != Var(n.var):
-            return None
-        bound = c.args[1]
-        bounds.append(Op("-", (bound, Int(1))) if c.op == "<" else bound)
-    if not bounds:
-        return None
-    out = bounds[0]
-    for b in bounds[1:]:
-        out = Op("min", (out, b))
-    return out
 
 
 def trip_range(n: For, env: Mapping[str, Range]) -> Range | None:

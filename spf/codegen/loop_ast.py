@@ -270,6 +270,30 @@ def conjunction(parts: Sequence[Expr]) -> Expr:
     return out
 
 
+def upper_bound(n: For) -> Expr | None:
+    """The largest value of ``n.var`` its condition allows, as an expression (None when the
+    condition is not a conjunction of ``var < e`` / ``var <= e``)."""
+    bounds: list[Expr] = []
+    stack = [n.cond]
+    while stack:
+        c = stack.pop()
+        if not isinstance(c, Op):
+            return None
+        if c.op == "&&":
+            stack.extend(c.args)
+            continue
+        if c.op not in ("<", "<=") or c.args[0] != Var(n.var):
+            return None
+        bound = c.args[1]
+        bounds.append(Op("-", (bound, Int(1))) if c.op == "<" else bound)
+    if not bounds:
+        return None
+    out = bounds[0]
+    for b in bounds[1:]:
+        out = Op("min", (out, b))
+    return out
+
+
 def walk(n: Node) -> Iterator[Node]:
     """Every node under ``n`` (pre-order)."""
     yield n

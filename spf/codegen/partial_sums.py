@@ -32,7 +32,7 @@ import dataclasses
 import functools
 from typing import TYPE_CHECKING
 
-from spf.codegen.loop_ast import Expr, For, Int, Op, Var, expr_vars
+from spf.codegen.loop_ast import Expr, For, Int, Op, expr_vars, upper_bound
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
@@ -63,31 +63,15 @@ def loop_end(n: For) -> Expr:
     them: their least), for a loop of step one; else ``CodegenError`` naming the loop."""
     from spf.codegen.c import expr
 
-    ends: list[Expr] = []
-    stack = [n.cond]
-    while stack:
-        c = stack.pop()
-        if isinstance(c, Op) and c.op == "&&":
-            stack.extend(c.args)
-            continue
-        if (
-            not isinstance(c, Op)
-            or c.op not in ("<", "<=")
-            or c.args[0] != Var(n.var)
-            or n.var in set(expr_vars(c.args[1]))
-        ):
-            ends = []
-            break
-        ends.append(c.args[1] if c.op == "<" else Op("+", (c.args[1], Int(1))))
-    if not ends or n.step != 1:
+    last = upper_bound(n)
+    if last is None or n.step != 1 or n.var in set(expr_vars(last)):
         raise CodegenError(
             f"partial_sums: loop {n.var} ({expr(n.cond)}, step {n.step}) is not a range of "
             "step one; partial sums need a loop var from a start while var < end"
         )
-    out = ends[0]
-    for e in ends[1:]:
-        out = Op("min", (out, e))
-    return out
+    if isinstance(last, Op) and last.op == "-" and last.args[1] == Int(1):
+        return last.args[0]  # var < e
+    return Op("+", (last, Int(1)))
 
 
 def sums_for(

@@ -16,6 +16,7 @@ import scipy.sparse as sps
 
 import spf
 from spf import kernels
+from spf.bench.fused import fused_solve_mv
 from spf.errors import CodegenError, IllegalScheduleError, ScheduleError
 from spf.sparse import csr_args, gauss_seidel_args, read_matrix_market, sptrsv_args
 
@@ -182,23 +183,8 @@ def test_sums_take_only_long_rows() -> None:
 
 def fused(sums: bool) -> spf.Computation:
     """The lower solve then ``y = A·x``, fused (``spf.bench.fused``), both row loops of
-    partial sums with ``sums``."""
-    comp = spf.Computation("solve_mv")
-    for name in ("x", "b", "y"):
-        comp.add_data_space(name, "double", shape=("N",))
-    comp.add_data_space("A", "double", shape=("NNZ",))
-    comp.append_computation(
-        kernels.trsv_diag_csr(), "{[]}", "{[] -> [0]}", {"x": "x", "A": "A", "b": "b"}
-    )
-    comp.append_computation(
-        kernels.spmv_csr(), "{[]}", "{[] -> [1]}", {"y": "y", "A": "A", "x": "x"}
-    )
-    comp.fuse("s2", "s3", 1)
-    if sums:
-        comp.stmt("s1").partial_sums("_i0_k", 4, 8)
-        comp.stmt("s3").partial_sums("_i1_k", 4, 8)
-    comp.wavefront("_i0_i")
-    return comp
+    partial sums (4, 8) with ``sums``."""
+    return fused_solve_mv((4, 8) if sums else None)
 
 
 def test_fused_plans_agree(omp_threads: int) -> None:
