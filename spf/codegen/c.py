@@ -844,6 +844,13 @@ class CPrinter:
         sums; else ``CodegenError`` naming the loop."""
         call = self._single_call(n)
         macro = None if call is None else self.macros[call.stmt]
+        inner = [m.var for m in walk(n.body) if isinstance(m, For)]
+        if inner:
+            raise CodegenError(
+                f"partial_sums: loop {n.var} holds loop {inner[0]} (the loop of partial sums "
+                "was split or tiled after the command?); partial sums go on the innermost "
+                f"loop of the accumulation: give partial_sums({inner[0]!r}) after the split"
+            )
         if call is None or macro is None or self._acc is not None or self._reducing:
             stmts = ", ".join(sorted({c.stmt for c in walk(n) if isinstance(c, Call)}))
             raise CodegenError(

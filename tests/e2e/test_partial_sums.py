@@ -298,3 +298,35 @@ def test_targets() -> None:
     s.partial_sums("k", 4, 8)
     with pytest.raises(CodegenError, match=r"loop k of CUDA kernel .*drop partial_sums"):
         gpu.codegen(target="cuda")
+
+
+def test_split_after_the_command() -> None:
+    """A split moves the tag to the outer loop: refused, saying to tag the inner one; the
+    inner loop tagged after the split runs (its sums within each chunk of 8)."""
+    comp = kernels.spmv_csr()
+    s = comp.stmt(0)
+    s.partial_sums("k", 4, 8).split("k", 8, "k0", "k1")
+    with pytest.raises(CodegenError, match=r"loop k0 holds loop k1.*partial_sums\('k1'\)"):
+        comp.codegen()
+    comp = kernels.spmv_csr()
+    comp.stmt(0).split("k", 8, "k0", "k1").partial_sums("k1", 4, 4)
+    m = matrix("dense row")
+    x = np.random.default_rng(4).standard_normal(m.shape[1])
+    y = np.zeros(m.shape[0])
+    comp.compile()(y=y, x=x, **csr_args(m))
+    np.testing.assert_allclose(y, m @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_dense_kernels() -> None:
+    """Loops of a parameter's trip: the dense MV's and GEMM's reductions."""
+    rng = np.random.default_rng(6)
+    mv = kernels.dense_mv()
+    mv.stmt(0).partial_sums("j", 4, 8)
+    a, x, y = rng.standard_normal((13, 37)), rng.standard_normal(37), np.zeros(13)
+    mv.compile()(y=y, A=a, x=x)
+    np.testing.assert_allclose(y, a @ x, rtol=1e-12, atol=1e-12)
+    gemm = kernels.gemm()
+    gemm.stmt(0).partial_sums("k", 8, 8)
+    a, b, c = rng.standard_normal((37, 45)), rng.standard_normal((45, 29)), np.zeros((37, 29))
+    gemm.compile()(A=a, B=b, C=c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-12)
