@@ -649,6 +649,7 @@ COMMANDS: dict[str, type[Command]] = {
         Unroll,
         Vectorize,
         Parallelize,
+        PartialSums,
         Distribute,
         Wavefront,
         Gpu,

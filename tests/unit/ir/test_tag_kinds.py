@@ -95,6 +95,12 @@ def _tile_gpu() -> tuple[spf.Computation, str]:
     return comp, "cuda"
 
 
+def _partial_sums() -> tuple[spf.Computation, str]:
+    comp = kernels.spmv_csr()
+    comp.stmt("s0").partial_sums("k", 4, 16)
+    return comp, "c"
+
+
 def _coiterate() -> tuple[spf.Computation, str]:
     comp = kernels.ilu0_csr()
     comp.stmt("s1").coiterate("j1", "j2")
@@ -112,6 +118,7 @@ BUILDERS: dict[str, Callable[[], tuple[spf.Computation, str]]] = {
     "gpu": _gpu,
     "tile_gpu": _tile_gpu,
     "coiterate": _coiterate,
+    "partial_sums": _partial_sums,
 }
 
 
