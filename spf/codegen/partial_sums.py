@@ -90,31 +90,32 @@ def sums_for(
             f"statements; partial sums take one update by {', '.join(IDENTITY)}"
         )
     out = printer.out
-    start, end, at = f"spf_s0_{n.var}", f"spf_s1_{n.var}", f"spf_sk_{n.var}"
-    names = [first] + [accumulator(r) for r in range(1, count)]
-    out.line(f"const int64_t {start} = {expr(n.init)};")
-    out.line(f"const int64_t {end} = {expr(loop_end(n))};")
-    out.line(f"if (__builtin_expect({end} - {start} >= {min_trip}, 0))")  # see the docstring
-    with out.braces():
-        rest = ", ".join(f"{a} = {IDENTITY[op]}" for a in names[1:])
-        out.line(f"{ctype} {rest};")
-        out.line(f"int64_t {at} = {start};")
-        out.line(f"for (; {at} < {end} - {count}; {at} += {count})")
-        with out.braces():  # never the last iteration: no read of the row before's local
-            for r in range(count):
+    with out.braces():  # its locals scoped: a row may hold two loops of partial sums
+        start, end, at = f"spf_s0_{n.var}", f"spf_s1_{n.var}", f"spf_sk_{n.var}"
+        names = [first] + [accumulator(r) for r in range(1, count)]
+        out.line(f"const int64_t {start} = {expr(n.init)};")
+        out.line(f"const int64_t {end} = {expr(loop_end(n))};")
+        out.line(f"if (__builtin_expect({end} - {start} >= {min_trip}, 0))")  # see the docstring
+        with out.braces():
+            rest = ", ".join(f"{a} = {IDENTITY[op]}" for a in names[1:])
+            out.line(f"{ctype} {rest};")
+            out.line(f"int64_t {at} = {start};")
+            out.line(f"for (; {at} < {end} - {count}; {at} += {count})")
+            with out.braces():  # never the last iteration: no read of the row before's local
+                for r in range(count):
+                    where = f"{at} + {r}" if r else at
+                    printer.before_last(
+                        functools.partial(_iteration, printer, n, call, where, names[r])
+                    )
+            for r in range(count):  # the instance's last 1 to count iterations, t mod count = r
                 where = f"{at} + {r}" if r else at
-                printer.before_last(
-                    functools.partial(_iteration, printer, n, call, where, names[r])
-                )
-        for r in range(count):  # the instance's last 1 to count iterations, t mod count = r
-            where = f"{at} + {r}" if r else at
-            out.line(f"if ({where} < {end})")
-            _iteration(printer, n, call, where, names[r])
-        out.line(f"{first} = {combined(names, COMBINE[op])};")
-    out.line("else")
-    with out.braces():  # as without the tag
-        plain = dataclasses.replace(n, tags=())
-        printer.accumulate(call.stmt, first, lambda: printer.plain_for(plain))
+                out.line(f"if ({where} < {end})")
+                _iteration(printer, n, call, where, names[r])
+            out.line(f"{first} = {combined(names, COMBINE[op])};")
+        out.line("else")
+        with out.braces():  # as without the tag
+            plain = dataclasses.replace(n, tags=())
+            printer.accumulate(call.stmt, first, lambda: printer.plain_for(plain))
 
 
 def _iteration(printer: CPrinter, n: For, call: Call, value: str, name: str) -> None:

@@ -330,3 +330,34 @@ def test_dense_kernels() -> None:
     a, b, c = rng.standard_normal((37, 45)), rng.standard_normal((45, 29)), np.zeros((37, 29))
     gemm.compile()(A=a, B=b, C=c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_gauss_seidel_two_loops_in_a_row(omp_threads: int) -> None:
+    """A Gauss-Seidel sweep's row holds two loops of partial sums (left and right of the
+    diagonal), both into the row's local: the wavefront plans give the serial kernel's
+    bits, which equal the in-order sweep's to round-off."""
+    m = dominant(500, 17)
+    args = gauss_seidel_args(m)
+    b = np.random.default_rng(18).standard_normal(500)
+
+    def sweep(sums: bool, wavefront: bool) -> Any:
+        comp = kernels.gauss_seidel_csr()
+        if sums:
+            comp.stmt("s1").partial_sums("k", 4, 8)
+            comp.stmt("s2").partial_sums("k", 4, 8)
+        if wavefront:
+            comp.wavefront("i")
+        return comp.compile()
+
+    want, plain = np.zeros(500), np.zeros(500)
+    sweep(True, False)(x=want, b=b, **args)
+    sweep(False, False)(x=plain, b=b, **args)
+    np.testing.assert_allclose(want, plain, rtol=1e-12, atol=1e-13)
+    k = sweep(True, True)
+    for strategy in ("serial", "levels", "coarse", "auto"):
+        plan = k.inspect(
+            strategy=strategy, threads=2, **{a: v for a, v in args.items() if a != "A"}
+        )
+        x = np.zeros(500)
+        k(x=x, b=b, plan=plan, **args)
+        np.testing.assert_array_equal(x, want, err_msg=strategy)
