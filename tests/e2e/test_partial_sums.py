@@ -141,22 +141,26 @@ def test_solve_rows_bitwise(index_dtype: str, upper: bool, count: int, min_trip:
 
 
 def test_wavefront_solve_plans_bitwise(omp_threads: int) -> None:
-    comp = kernels.sptrsv_csr()
-    comp.stmt("s1").partial_sums("k", 4, 8)
-    comp.wavefront("i")
-    k = comp.compile()
-    lower = sps.csr_array(sps.tril(dominant(400, 13)))
+    """Every plan of a solve with partial sums, on the rows or on part-ordered copies of
+    them (``copies=True``), and the p2p executor, give the serial reference's bits."""
+    lower = sps.csr_array(sps.tril(dominant(1500, 13)))
     lower.sort_indices()
-    f = np.random.default_rng(14).standard_normal(400)
+    f = np.random.default_rng(14).standard_normal(1500)
     want = solve_reference(lower, f, False, 4, 8)
     args = sptrsv_args(lower)
-    for strategy in ("serial", "levels", "coarse", "auto"):
-        plan = k.inspect(
-            strategy=strategy, threads=2, **{a: v for a, v in args.items() if a != "L"}
-        )
-        u = np.zeros(400)
-        k(u=u, f=f, plan=plan, **args)
-        np.testing.assert_array_equal(u, want, err_msg=strategy)
+    index = {a: v for a, v in args.items() if a != "L"}
+    for method in ("auto", "p2p"):
+        comp = kernels.sptrsv_csr()
+        comp.stmt("s1").partial_sums("k", 4, 8)
+        comp.wavefront("i", method=method)
+        k = comp.compile()
+        strategies = ("serial", "levels", "coarse", "auto") if method == "auto" else ("auto",)
+        for strategy in strategies:
+            for copies in (False, True) if strategy in ("levels", "coarse") else (None,):
+                plan = k.inspect(strategy=strategy, threads=2, copies=copies, **index)
+                u = np.zeros(1500)
+                k(u=u, f=f, plan=plan, **args)
+                np.testing.assert_array_equal(u, want, err_msg=f"{method} {strategy} {copies}")
 
 
 def test_solve_without_its_facts_refused() -> None:
@@ -361,3 +365,15 @@ def test_gauss_seidel_two_loops_in_a_row(omp_threads: int) -> None:
         x = np.zeros(500)
         k(x=x, b=b, plan=plan, **args)
         np.testing.assert_array_equal(x, want, err_msg=strategy)
+
+
+def test_parallel_rows_bitwise(omp_threads: int) -> None:
+    """The rows loop in parallel, each row's sums as on one thread."""
+    comp = kernels.spmv_csr()
+    comp.stmt(0).parallelize("i").partial_sums("k", 4, 16)
+    m = matrix("dense row")
+    x = np.random.default_rng(19).standard_normal(m.shape[1])
+    y0 = np.random.default_rng(20).standard_normal(m.shape[0])
+    y = y0.copy()
+    comp.compile()(y=y, x=x, **csr_args(m))
+    np.testing.assert_array_equal(y, reference(m, x, y0, 4, 16))
