@@ -54,6 +54,7 @@ from spf.codegen.register_tile import tile_cells
 from spf.codegen.row_scalar import NAME as ROW_NAME
 from spf.codegen.row_scalar import (
     RowScalar,
+    expanded,
     prev_keep_lines,
     prev_open_lines,
     reads_elsewhere,
@@ -181,6 +182,7 @@ class CPrinter:
         self.out = Emitter()
         self.macros = {s.name: s for s in program.stmts}
         self._data = {d.name: d for d in program.data}
+        self._ctypes = {a.name: a.ctype for a in program.signature.args if a.kind == "data"}
         self._acc: str | None = None  # statement accumulating into spf_acc in this loop
         self._acc_name = "spf_acc"  # the accumulator it adds to (partial_sums: one of several)
         self._tile: tuple[str, str] | None = None  # (statement, spf_tile cell) in a tile loop
@@ -805,8 +807,12 @@ class CPrinter:
                 self.out.line(line)
         elif self._acc == n.stmt:
             red = self.macros[n.stmt].reduction
-            assert red is not None
-            self.out.line(f"{self._acc_name} {red.op} {n.stmt}_value({args});")
+            if red is not None:
+                self.out.line(f"{self._acc_name} {red.op} {n.stmt}_value({args});")
+            else:  # an update whose value reads its data space apart (partial_sums)
+                (update,) = expanded(self.macros[n.stmt], n)
+                assert isinstance(update, cx.Assign)
+                self.out.line(f"{self._acc_name} {update.op} {cx.to_c(update.value)};")
         else:
             self.out.line(f"{n.stmt}({args});")
 
@@ -864,17 +870,41 @@ class CPrinter:
             op = body.op if isinstance(body, cx.Assign) else ""
             sums_for(self, n, call, sums, (op, self._row.ctype, ROW_NAME))
             return
-        red = macro.reduction
-        if red is None or _target_varies(macro, call, {n.var, *_bound_in(n)}):
+        found = self._sums_target(n, call)
+        if found is None:
             raise CodegenError(
                 f"partial_sums: loop {n.var} of {call.stmt} does not accumulate into one "
-                "element across the loop (y(i) += e, e not reading y, i fixed in the loop)"
+                "element across the loop (y(i) += e, i fixed in the loop)"
             )
-        target = f"{call.stmt}_target({_target_args(macro, call)})"
+        target, op, ctype = found
         with self.out.braces():
-            self.out.line(f"{red.ctype} spf_acc = {target};")
-            sums_for(self, n, call, sums, (red.op, red.ctype, "spf_acc"))
+            self.out.line(f"{ctype} spf_acc = {target};")
+            sums_for(self, n, call, sums, (op, ctype, "spf_acc"))
             self.out.line(f"{target} = spf_acc;")
+
+    def _sums_target(self, n: For, call: Call) -> tuple[str, str, str] | None:
+        """The element ``call`` accumulates into across loop ``n`` (C text), its operator and
+        C type: the reduction's (``<stmt>_target``), or, for an update whose value reads its
+        data space elsewhere (a solve's row, printed where no row scalar holds it: MPI, a
+        CUDA program's host code), the statement's own target, the legality check having
+        proved those reads apart from it; None when the element changes across ``n``."""
+        macro = self.macros[call.stmt]
+        red = macro.reduction
+        inside = {n.var, *_bound_in(n)}
+        if red is not None:
+            if _target_varies(macro, call, inside):
+                return None
+            return f"{call.stmt}_target({_target_args(macro, call)})", red.op, red.ctype
+        body = expanded(macro, call)
+        if len(body) != 1 or not isinstance(body[0], cx.Assign):
+            return None
+        target = body[0].target
+        if not isinstance(target, cx.Access) or target.space not in self._ctypes:
+            return None
+        names = {m.name for m in cx.nodes(target) if isinstance(m, cx.Name)}
+        if names & inside:
+            return None
+        return cx.to_c(target), body[0].op, self._ctypes[target.space]
 
     def _single_call(self, n: For) -> Call | None:
         """The one statement call in loop ``n``'s body (through binds), or None."""

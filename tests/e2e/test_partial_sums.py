@@ -287,12 +287,23 @@ def test_suitesparse_pair_bitwise(suitesparse_dir: Path, name: str) -> None:
 
 
 def test_targets() -> None:
-    """C/OpenMP and MPI (and a CUDA program's host loops) print the sums; a CUDA kernel's
-    loop and an HLS loop refuse the tag, naming the loop and what to do."""
+    """C/OpenMP and MPI (and a CUDA program's host loops) print the sums, a solve's row too
+    where no row scalar holds it (MPI, CUDA host code: the update's own target kept in
+    ``spf_acc``); a CUDA kernel's loop and an HLS loop refuse the tag, naming the loop and
+    what to do."""
     comp = kernels.spmv_csr()
     comp.stmt(0).partial_sums("k", 4, 8)
+    solve = kernels.trsv_diag_csr()
+    solve.stmt("s1").partial_sums("k", 4, 8)
     for target in ("c", "mpi", "cuda"):
         assert "spf_acc3" in comp.codegen(target=target), target
+        assert "spf_acc3" in solve.codegen(target=target), target
+    m = dominant(300, 21)
+    b = np.random.default_rng(3).standard_normal(300)
+    x = np.zeros(300)
+    solve.compile(target="cuda", emulate=True)(x=x, b=b, **gauss_seidel_args(m))
+    # C++ (the emulator's and nvcc's host compiler) may contract a product and its sum
+    np.testing.assert_allclose(x, solve_reference(m, b, False, 4, 8), rtol=1e-13, atol=1e-15)
     with pytest.raises(CodegenError, match=r"loop k is tagged sums\(4,8\).*target='hls'"):
         comp.codegen(target="hls")
     gpu = kernels.spmv_csr()
