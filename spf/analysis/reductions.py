@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from spf.analysis.apart import indices_apart
 from spf.analysis.dependences import (
     carries_nothing,
     compute_dependences,
@@ -294,7 +295,7 @@ def _check_sums(ir: ComputationIR, stmt: ParsedStmt, loop: str, tags: Sequence[s
             + blame_in(ir.trace, [stmt.name], loop)
         )
     why = reduction_refusal(ir, stmt, loop, compute_dependences(ir))
-    if why is not None and _apart_update(ir, stmt, loop) is None:
+    if why is not None and _apart_update(ir, stmt, loop):
         why = None  # a solve's row: the other reads of x never meet the row's own element
     if why is not None:
         raise IllegalScheduleError(
@@ -303,41 +304,28 @@ def _check_sums(ir: ComputationIR, stmt: ParsedStmt, loop: str, tags: Sequence[s
         )
 
 
-def _apart_update(ir: ComputationIR, stmt: ParsedStmt, loop: str) -> str | None:
-    """None when ``stmt`` is alone in ``loop``, writes one data space ``y``, only by one
+def _apart_update(ir: ComputationIR, stmt: ParsedStmt, loop: str) -> bool:
+    """Whether ``stmt`` is alone in ``loop``, writes one data space ``y``, only by one
     update ``y(f) op= e`` (``+`` or ``*`` family), and every other element of ``y`` it
-    reads is kept from ``y(f)`` by the facts (the domain with the two indices equal is
-    empty: :func:`spf.sets.facts.is_empty_under`, as :mod:`spf.codegen.apart` proves for
-    the row scalar): then every dependence the loop carries goes through ``y(f)`` alone
-    and the loop's updates may be reassociated (a solve's row, ``x(i) -= A(k) *
-    x(col(k))``, ``col(k) < i``). Else why not."""
-    from spf.ir.reading import iterator_names
-    from spf.sets.facts import is_empty_under
-
+    reads is kept from ``y(f)`` by the facts (:func:`spf.analysis.apart.indices_apart`, the
+    proof the row scalar uses): then every dependence the loop carries goes through
+    ``y(f)`` alone and the loop's updates may be reassociated (a solve's row, ``x(i) -=
+    A(k) * x(col(k))``, ``col(k) < i``)."""
     d = position_in(stmt, loop, ir.schedule_width)
     if any(s.name != stmt.name and _in_loop(ir, stmt, d, s) for s in ir.parsed_stmts):
-        return "other statements share the loop"
+        return False
     parsed = source_tree(ir, stmt)
-    written = {a.data_space for a in parsed.writes}
-    if len(parsed.reductions) != 1 or written != {parsed.reductions[0].data_space}:
-        return f"{stmt.name} does not write one data space by one update"
+    if len(parsed.reductions) != 1:
+        return False
     update = parsed.reductions[0]
     ds = update.data_space
-    if len(_families(parsed.body, ds)) != 1 or not _families(parsed.body, ds) <= {"+", "*"}:
-        return f"{stmt.name} updates {ds} with min/max or mixed operators"
-    if any(a.indices != update.indices for a in parsed.writes):
-        return f"{stmt.name} writes another element of {ds}"
-    its = ", ".join(iterator_names(stmt.domain))
-    for a in parsed.reads:
-        if a.data_space != ds or a.indices == update.indices:
-            continue
-        if len(a.indices) != len(update.indices):
-            return f"{stmt.name} reads {ds} with another number of indices"
-        eqs = " && ".join(f"{r} = {w}" for r, w in zip(a.indices, update.indices, strict=True))
-        try:
-            meet = stmt.domain.intersect(f"{{[{its}] : {eqs}}}")
-            if not is_empty_under(meet, ir.facts):
-                return f"{stmt.name} may read {ds}({', '.join(a.indices)}) at its own element"
-        except SpfError:
-            return f"{stmt.name} reads {ds}({', '.join(a.indices)}), which no fact keeps apart"
-    return None
+    if any(a.data_space != ds or a.indices != update.indices for a in parsed.writes):
+        return False
+    families = _families(parsed.body, ds)
+    if len(families) != 1 or not families <= set(SUPPORTED_FAMILIES):
+        return False
+    return all(
+        indices_apart(stmt, update.indices, a.indices, ir.facts)
+        for a in parsed.reads
+        if a.data_space == ds and a.indices != update.indices
+    )

@@ -19,9 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
-from spf.errors import SpfError
-from spf.ir.reading import iterator_names
-from spf.sets.facts import is_empty_under
+from spf.analysis.apart import indices_apart
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
@@ -65,13 +63,7 @@ def _proved(stmt: ParsedStmt, pair: Pair, ufs: set[str], facts: tuple[Fact, ...]
     _, w, r = pair
     if len(w) != len(r) or not all(_plain(e, ufs) for e in (*w, *r)):
         return False
-    eqs = " && ".join(f"{cx.to_c(a)} = {cx.to_c(b)}" for a, b in zip(w, r, strict=True))
-    its = ", ".join(iterator_names(stmt.domain))
-    try:
-        meet = stmt.domain.intersect(f"{{[{its}] : {eqs}}}")
-        return is_empty_under(meet, facts)
-    except SpfError:
-        return False
+    return indices_apart(stmt, [cx.to_c(a) for a in w], [cx.to_c(b) for b in r], facts)
 
 
 def _plain(e: cx.Expr, ufs: set[str]) -> bool:

@@ -921,20 +921,14 @@ class CPrinter:
         itself once OpenMP outlining drops ``restrict``)."""
         if n.tags or self._acc is not None or self._reducing is not None:
             return None
-        body: Node = n.body
-        inner: set[str] = {n.var}
-        while isinstance(body, Bind):
-            inner.add(body.var)
-            body = body.body
-        if isinstance(body, Block) and len(body.items) == 1:
-            body = body.items[0]
-        if not isinstance(body, Call):
+        body = self._single_call(n)
+        if body is None:
             return None
         macro = self.macros[body.stmt]
         red = macro.reduction
         if red is None or self._holds(macro):
             return None
-        return None if _target_varies(macro, body, inner) else body
+        return None if _target_varies(macro, body, {n.var, *_bound_in(n)}) else body
 
     def _holds(self, macro: StmtMacro) -> bool:
         """Whether the statement touches the element held in ``spf_row`` (it is then
