@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spf.analysis.coarse_inspector import _declare, _edges, _fresh_names, _schedule
+from spf.analysis.coarse_inspector import (
+    _declare,
+    _Edge,
+    _edges,
+    _fresh_names,
+    _locals_of,
+    _private_local,
+    _schedule,
+    zeroes_in_pass,
+)
 from spf.analysis.inspector import with_constraint
 from spf.ir import build
 
@@ -58,21 +67,90 @@ def build_chain_pass(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     chains lead and the earlier ones lag, and one bound over all of them would make each
     chain wait for the lagging ones. Only the edges whose sink lies in ``[coarse_chain_lo,
     coarse_chain_hi)`` (:data:`CHAIN_LO`, :data:`CHAIN_HI`): two calls on disjoint ranges
-    of sinks write disjoint entries and read only the keys, so they run at once."""
+    of sinks write disjoint entries and read only the keys, so they run at once.
+
+    Where every edge is a pull edge (the sink is the enumerated node, as in a solve) and
+    each kernel's edges enumerate one iterator, the two maxima run in locals private to the
+    node's loop, stored once after its edges (:func:`_needs_in_locals`): the same values;
+    in memory each edge's ``max`` is a load and a store the C compiler may not keep in a
+    register, since the update is conditional (2-D Poisson 1M: the pass on one thread took
+    1.7 serial solves). Either way the caller zeroes the needs."""
     names = (CHAIN_KEY, CHAIN_NEED, CHAIN_NEED_LOW)
     _fresh_names(ir, analysis, (*names, CHAIN_LO, CHAIN_HI))
     arrays = ((CHAIN_KEY, "int64_t"), (CHAIN_NEED, NEED_TYPE), (CHAIN_NEED_LOW, NEED_TYPE))
     stage = _declare(ir, analysis, "chains", arrays)
-    low = (1 << CHAIN_BITS) - 1
-    for k, e in enumerate(_edges(analysis)):
+    edges = _edges(analysis)
+    if _needs_in_locals(stage, analysis, edges):
+        return _chain_pass_in_locals(stage, analysis, edges)
+    for k, e in enumerate(edges):
         place = "0" if analysis.groups == 1 else f"0, {e.group}"
         prefix = _schedule(e.its, e.var, place, k)
         text = with_constraint(e.text, f"{CHAIN_LO} <= {e.snk} < {CHAIN_HI}")
-        for j, (need, side) in enumerate(((CHAIN_NEED, ">"), (CHAIN_NEED_LOW, "<"))):
-            other = f"((${CHAIN_KEY}$({e.src}) & {low}) {side} (${CHAIN_KEY}$({e.snk}) & {low}))"
-            body = (
-                f"${need}$({e.snk}) = max(${need}$({e.snk}), "
-                f"(${CHAIN_KEY}$({e.src}) >> {CHAIN_BITS}) & -{other});"
-            )
+        for j, need in enumerate((CHAIN_NEED, CHAIN_NEED_LOW)):
+            body = f"${need}$({e.snk}) = max(${need}$({e.snk}), {_crossing(e, j)});"
             stage = build.add_stmt(stage, body, text, f"{{{prefix}, {j}]}}")
     return stage
+
+
+def _crossing(e: _Edge, j: int) -> str:
+    """The value edge ``e`` offers its sink's need (``j`` 0: a source in a later chain; 1:
+    in an earlier one): the source's coarse level plus one where its chain lies on that
+    side of the sink's, else 0. In 32 bits (:data:`NEED_TYPE`): the chains' difference
+    (each below ``2**16``) shifted right by 31 is the mask, all ones where it is negative,
+    and a coarse level plus one fits (at most the nodes); 64-bit masks made of a compare
+    took 1.5x its time on 2-D Poisson 1M (two extensions and a negation an edge)."""
+    low = (1 << CHAIN_BITS) - 1
+    src, snk = (f"(int32_t)(${CHAIN_KEY}$({x}) & {low})" for x in (e.src, e.snk))
+    later, earlier = (snk, src) if j == 0 else (src, snk)
+    level = f"(int32_t)(${CHAIN_KEY}$({e.src}) >> {CHAIN_BITS})"
+    return f"{level} & (({later} - {earlier}) >> 31)"
+
+
+def _needs_in_locals(insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]) -> bool:
+    """Whether :func:`_chain_pass_in_locals` applies: no push edge (every edge's sink is
+    the node its loop enumerates), each kernel's edges enumerate one iterator (the locals'
+    loop), and the locals' names are free."""
+    if not zeroes_in_pass(analysis):
+        return False
+    taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
+    for g in range(analysis.groups):
+        if len({e.var for e in edges if e.group == g}) > 1:
+            return False
+        if taken & set(_locals_of(analysis, (CHAIN_NEED, CHAIN_NEED_LOW), g)):
+            return False
+    return True
+
+
+def _chain_pass_in_locals(
+    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]
+) -> ComputationIR:
+    """The pass with each node's two needs in locals private to its kernel's loop (a fresh
+    0 per node), raised by its edges and stored once after them, for the nodes in
+    ``[coarse_chain_lo, coarse_chain_hi)``: a node without edges stores 0, what the zeroed
+    arrays held."""
+    for g in range(analysis.groups):
+        mine = [(k, e) for k, e in enumerate(edges) if e.group == g]
+        loop = mine[0][1].var if mine else analysis.var
+        runs = _locals_of(analysis, (CHAIN_NEED, CHAIN_NEED_LOW), g)
+        for run in runs:
+            insp = _private_local(insp, run, NEED_TYPE, loop)
+        place = "0" if analysis.groups == 1 else f"0, {g}"
+        for k, e in mine:
+            prefix = _schedule(e.its, e.var, place, k)
+            text = with_constraint(e.text, f"{CHAIN_LO} <= {e.snk} < {CHAIN_HI}")
+            for j, run in enumerate(runs):
+                body = f"${run}$ = max(${run}$, {_crossing(e, j)});"
+                insp = build.add_stmt(insp, body, text, f"{{{prefix}, {j}]}}")
+        node = analysis.node(loop, g)
+        domain = (
+            f"{{[{loop}]: 0 <= {loop} < {analysis.extent} && "
+            f"{CHAIN_LO} <= {node} < {CHAIN_HI}}}"
+        )
+        for j, (need, run) in enumerate(zip((CHAIN_NEED, CHAIN_NEED_LOW), runs, strict=True)):
+            insp = build.add_stmt(
+                insp,
+                f"${need}$({node}) = ${run}$;",
+                domain,
+                f"{{[{loop}] -> [{place}, {loop}, {len(edges)}, {j}]}}",
+            )
+    return insp

@@ -29,7 +29,7 @@ C (:mod:`spf.runtime.run_scan`, :class:`Scan`), the same values as the numpy her
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -86,9 +86,9 @@ class Scan(Protocol):
 
     def parts(
         self, runs: Runs, ws: np.ndarray, threads: int, cut: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The parts cut at ``cut`` in positions, as :func:`split_runs` gives them: (ptr,
-        partptr, largest, :func:`breaks`)."""
+        partptr, largest, :func:`breaks`, each part's work)."""
 
 
 def find_runs(clev: np.ndarray, levels: int | None = None, scan: Scan | None = None) -> Runs | None:
@@ -217,9 +217,11 @@ def split_runs(
         if len(unsure):
             reached = reach(runs.first[run], runs.pos[run + 1] - runs.pos[run], share_in)
             cut[unsure] = np.where(2 * reached < wsum[run + 1] - wsum[run], run, run + 1)
-        ptr, partptr, largest, cuts = scan.parts(runs, wsum, threads, cut)
+        ptr, partptr, largest, cuts, work = scan.parts(runs, wsum, threads, cut)
         levels = len(runs.levelruns) - 1
-        return Parts(levels, ptr, partptr, order, len(partptr) - 1, largest, breaks=cuts)
+        return Parts(
+            levels, ptr, partptr, order, len(partptr) - 1, largest, breaks=cuts, work=work
+        )
     ws, pos = wsum, runs.pos
     lr = runs.levelruns
     start, end = lr[:-1, None], lr[1:, None]
@@ -251,4 +253,4 @@ def split_runs(
         cut[inside] = np.where(before, run, run + 1)
     got = cut_parts(order[: len(ws) - 1], start, cut, end, ws)  # in runs, not positions
     partptr = pos[got.partptr]  # the last entry pos[runs]: every node
-    return Parts(got.levels, got.ptr, partptr, order, got.parts, got.largest, breaks=breaks(runs))
+    return replace(got, partptr=partptr, order=order, breaks=breaks(runs))

@@ -39,7 +39,7 @@ PROTOTYPES = (
     "int64_t *unsure, int64_t *run, int64_t *share)",
     "int64_t spf_run_parts(const int64_t *ws, int64_t nws, const int64_t *pos, "
     "const int64_t *levelruns, int64_t levels, int64_t threads, const int64_t *cut, "
-    "int64_t *ptr, int64_t *partptr, int64_t *largest)",
+    "int64_t *ptr, int64_t *partptr, int64_t *largest, int64_t *work)",
     "int64_t spf_run_breaks(const int64_t *first, const int64_t *pos, int64_t runs, int64_t *out)",
     "int64_t spf_sampled_breaks(const int64_t *breaks, int64_t count, int64_t samples, int64_t n)",
 )
@@ -171,12 +171,13 @@ int64_t spf_run_cuts(const int64_t *restrict ws, int64_t nws, const int64_t *res
    spf_run_cuts writes them), in runs: each level's boundaries (its first run, the cuts,
    its end) made nondecreasing, a part between each two that differ. ptr[c] the parts
    before level c (levels + 1 entries), partptr[p] part p's first position (pos[] of its
-   first run; then pos[runs]), largest[c] the work of level c's largest part (0 for a
-   level of none). The number of parts. */
+   first run; then pos[runs]), work[p] its work, largest[c] the work of level c's largest
+   part (0 for a level of none). The number of parts. */
 int64_t spf_run_parts(const int64_t *restrict ws, int64_t nws, const int64_t *restrict pos,
                       const int64_t *restrict levelruns, int64_t levels, int64_t threads,
                       const int64_t *restrict cut, int64_t *restrict ptr,
-                      int64_t *restrict partptr, int64_t *restrict largest)
+                      int64_t *restrict partptr, int64_t *restrict largest,
+                      int64_t *restrict work)
 {
   int64_t parts = 0;
   ptr[0] = 0;
@@ -185,6 +186,7 @@ int64_t spf_run_parts(const int64_t *restrict ws, int64_t nws, const int64_t *re
     for (int64_t k = 0; k < threads; k++) {
       int64_t hi = k + 1 < threads ? cut[c * (threads - 1) + k] : levelruns[c + 1];
       if (hi > lo) {
+        work[parts] = ws[hi] - ws[lo];
         partptr[parts++] = pos[lo];
         if (ws[hi] - ws[lo] > most)
           most = ws[hi] - ws[lo];
@@ -308,23 +310,27 @@ class RunScan:
 
     def parts(
         self, runs: Runs, ws: np.ndarray, threads: int, cut: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The parts of the coarse levels of ``runs`` cut at ``cut`` (from :meth:`cuts`),
         as :func:`spf.runtime.coarse.cut_parts` makes them, in positions: (ptr, partptr,
-        largest, breaks), the last :func:`spf.runtime.coarse_runs.breaks`."""
+        largest, breaks, each part's work), the breaks :func:`spf.runtime.coarse_runs.breaks`
+        (the work is what :func:`spf.runtime.chains.join` sums along a chain: from the runs'
+        prefix sums here, not summed again over the nodes there)."""
         levels, count = len(runs.levelruns) - 1, len(runs.first)
         ptr = np.empty(levels + 1, dtype=np.int64)
         partptr = np.empty(levels * threads + 1, dtype=np.int64)
         largest = np.empty(levels, dtype=np.int64)
+        work = np.empty(levels * threads, dtype=np.int64)
         buffer, i64 = self._buffer, self._int64
         read = [buffer(i64, a, False) for a in (ws, runs.pos, runs.levelruns)]
-        outs = [buffer(i64, a, True) for a in (ptr, partptr, largest)]
+        outs = [buffer(i64, a, True) for a in (ptr, partptr, largest, work)]
         cuts = buffer(i64, cut, False)
         parts = self._parts(read[0], len(ws), *read[1:], levels, threads, cuts, *outs)
         breaks = np.empty(max(count - 1, 0), dtype=np.int64)
         into = buffer(i64, breaks, True)
         found = self._breaks(buffer(i64, runs.first, False), read[1], count, into)
-        return ptr, partptr[: parts + 1].copy(), largest, breaks[:found].copy()
+        kept = partptr[: parts + 1].copy(), largest, breaks[:found].copy(), work[:parts].copy()
+        return ptr, *kept
 
     def sampled(self, samples: int, breaks: np.ndarray, n: int) -> int:
         """:func:`spf.runtime.copies._sampled` (``samples >= 2``, ``breaks`` a C-contiguous

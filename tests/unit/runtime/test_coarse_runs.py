@@ -190,7 +190,8 @@ def test_the_parts_cut_in_c_are_numpys(sptrsv_wavefront: WavefrontKernel, team: 
     """``split_runs`` in C (:mod:`spf.runtime.run_scan`: the cuts, the parts and the breaks)
     gives numpy's parts field for field and dtype for dtype, with and without each run's
     largest work, asking the reach stage about the same runs: uneven and even work, levels
-    of one run and empty levels, more threads than a level has runs."""
+    of one run and empty levels, more threads than a level has runs; each part's work is
+    the sum of its nodes'."""
     scan = sptrsv_wavefront._split()[8]
     rng = np.random.default_rng(10 + team)
     for n, count, longest in ((30000, 60, 300), (5000, 400, 40), (2000, 3, 900)):
@@ -214,6 +215,9 @@ def test_the_parts_cut_in_c_are_numpys(sptrsv_wavefront: WavefrontKernel, team: 
                 assert got.order is order
                 assert _parts_fields(got) == _parts_fields(want)
                 assert sorted(in_c) == sorted(asked)
+                assert got.work is not None  # each part's work: its nodes' (the join's)
+                sums = np.add.reduceat(work[order], got.partptr[: got.parts])
+                assert got.work.tolist() == sums.tolist()
     narrow = run_sum.astype(np.int32)  # not what the C reads: numpy's way, the same parts
     want = split_runs(found, narrow, order, team, _numpy_reach(work, []), top)
     got = split_runs(found, narrow, order, team, _numpy_reach(work, []), top, scan)
