@@ -143,8 +143,7 @@ def _chain_pass_in_locals(
                 insp = build.add_stmt(insp, body, text, f"{{{prefix}, {j}]}}")
         node = analysis.node(loop, g)
         domain = (
-            f"{{[{loop}]: 0 <= {loop} < {analysis.extent} && "
-            f"{CHAIN_LO} <= {node} < {CHAIN_HI}}}"
+            f"{{[{loop}]: 0 <= {loop} < {analysis.extent} && {CHAIN_LO} <= {node} < {CHAIN_HI}}}"
         )
         for j, (need, run) in enumerate(zip((CHAIN_NEED, CHAIN_NEED_LOW), runs, strict=True)):
             insp = build.add_stmt(

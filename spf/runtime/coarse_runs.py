@@ -219,9 +219,7 @@ def split_runs(
             cut[unsure] = np.where(2 * reached < wsum[run + 1] - wsum[run], run, run + 1)
         ptr, partptr, largest, cuts, work = scan.parts(runs, wsum, threads, cut)
         levels = len(runs.levelruns) - 1
-        return Parts(
-            levels, ptr, partptr, order, len(partptr) - 1, largest, breaks=cuts, work=work
-        )
+        return Parts(levels, ptr, partptr, order, len(partptr) - 1, largest, breaks=cuts, work=work)
     ws, pos = wsum, runs.pos
     lr = runs.levelruns
     start, end = lr[:-1, None], lr[1:, None]
