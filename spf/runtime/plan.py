@@ -171,18 +171,19 @@ its own: the caller would otherwise wait for the worker's count on one thread. F
 tests) makes the worker count them whenever they are wide. Either way the same starts and
 slots."""
 
-SPLIT_PASS = False
+SPLIT_PASS = True
 """Whether a pass on two threads (:data:`SPLIT_NODES`) runs as two passes at once
 (:meth:`WavefrontKernel._split_pass`: the levels and the work on a worker, the coarse levels
 on the caller) rather than as the one joint pass on the caller, the stages after it in
-halves either way. Off since the pass lost its store-forwarding stall
-(:func:`spf.analysis.coarse_inspector._crossing`): the joint pass alone then costs less
-than the caller's half beside the worker's on the two cores of the benchmark machine (the
-two passes slow each other down: the coarse-level pass in C took 0.62 serial solves alone
-and 1.05 beside the levels pass), and the whole inspection on two threads took 1.08-1.12
-serial solves against 1.32-1.34 split on Poisson 1M, 2.68-2.77 against 3.30-3.50 on the
-12-level triangle (one process, interleaved, load ~5; docs/inspection.md). The same plans
-either way."""
+halves either way. Each of the two reads one array at the far end of a dependence where
+the joint pass reads two. Off from issue 31's seventh round, when the joint pass had lost
+its store-forwarding stall (:func:`spf.analysis.coarse_inspector._crossing`) and the whole
+inspection on two threads took 1.08-1.12 serial solves against 1.32-1.34 split on Poisson
+1M, 2.68-2.77 against 3.30-3.50 on the 12-level triangle (load ~5); on again since the
+chain join's pass got cheaper (2026-12-03, 2-core host idle, one process, the two modes
+and a serial solve shuffled each round, 21-25 rounds, three runs): 1.84-1.94 solves split
+against 2.43-2.59 joint on the 12-level triangle, 3.30-3.60 against 3.34-3.96 on Poisson
+(docs/inspection.md). The same plans either way."""
 
 SPLIT_NODES = 1 << 17
 """An unchecked coarse inspection of at least this many nodes on a team of two or more
@@ -636,12 +637,12 @@ class WavefrontKernel(Kernel):
     _zeroed: bool
     """The coarse pass starts every node's levels at 0 (no zeroed arrays needed)."""
     _runs: bool
+    """The coarse pass grows its blocks as runs of rows (:attr:`coarse.Blocks.runs`), at
+    most ``2**coarse.RUN_SHIFT`` rows each."""
     _after: bool
     """The coarse pass writes each node's :data:`~spf.analysis.coarse_inspector.AFTER` (kernels
     fused into one loop): the inspector sorts the nodes by it into the order one thread runs
     (:data:`IN_ORDER`)."""
-    """The coarse pass grows its blocks as runs of rows (:attr:`coarse.Blocks.runs`), at
-    most ``2**coarse.RUN_SHIFT`` rows each."""
     _pair: tuple[Kernel, Kernel, Kernel] | None
     """A coarse kernel's counting sort by coarse level (the level sizes counted in its
     pass), its order, and the prefix sums of the work in that order."""

@@ -1,7 +1,8 @@
 """An unchecked coarse inspection on a team of two threads runs its pass over the dependences
-on the caller's thread (or, with ``SPLIT_PASS``, as two passes at once: the levels and the
-work on a worker thread, the coarse levels on the caller's; docs/inspection.md, "The
-inspector on two threads"), and its sort's count, order and sums in halves. The plans are those of the one-thread inspection, array for array and seal for
+as two passes at once (``SPLIT_PASS``, the default: the levels and the work on a worker
+thread, the coarse levels on the caller's; without it, the joint pass on the caller's
+thread; docs/inspection.md, "The inspector on two threads"), and its sort's count, order
+and sums in halves. The plans are those of the one-thread inspection, array for array and seal for
 seal (and their copies), for every strategy, int32 and int64, on a grid, a banded and a
 random triangle; the solves keep the serial bits at 1 and 2 threads. A checked inspection,
 one of fewer than ``SPLIT_NODES`` nodes and a kernel whose pass is not the run-block one
@@ -113,10 +114,11 @@ def test_two_thread_plans_are_the_one_thread_plans(
 def test_a_two_thread_inspection_runs_the_joint_pass_and_its_stages_in_halves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Without ``SPLIT_PASS`` (the default) the caller runs the joint pass and no half of
+    """Without ``SPLIT_PASS`` (on by default) the caller runs the joint pass and no half of
     it runs on a worker; the fill of a plan sorted by its runs and the sort by level still
     run in halves, one on a worker thread."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    monkeypatch.setattr(plan_module, "SPLIT_PASS", False)
     calls: list[tuple[str, bool]] = []
     real = Kernel.__call__
 
@@ -244,6 +246,7 @@ def test_a_worker_seals_and_counts_the_levels_beside_the_runs(
     the serial bits. Coarse levels without likely runs leave the caller nothing to do
     meanwhile: it counts the levels itself."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    monkeypatch.setattr(plan_module, "SPLIT_PASS", False)  # the joint pass on two threads too
     kernel = _kernel("int32")
     lower = sp.csr_array(sp.tril(poisson2d(180), format="csr"))
     lower.sort_indices()
