@@ -2,18 +2,17 @@
 (:func:`build_chain_scan`).
 
 Joining a coarse plan's levels along chains needs, besides the generated pass over the
-dependences (:mod:`spf.analysis.chain_pass`), four loops that numpy ran as whole-array
-steps: each node's key (a repeat of the parts' keys and a scatter through the order), each
-part's greatest needs and its work (three gathers through the order into fresh arrays and
-their reductions), each cap's new levels (a Python loop over the parts and chains) and the
-joined order (a repeat, a range and a gather). On 2-D Poisson 1M (2,012 parts) they took
-~45 ms of a solve's ~50 ms join on a 2-core AVX2 host, most of it the fresh arrays' page
-faults and the Python loop; here each is one loop reading the order once, writing no array
-but its result (docs/inspection.md, "Coarse levels joined along chains in a solve"). The
-same values as :mod:`spf.runtime.chains`' numpy and Python (``tests/unit/runtime/
-test_chain_scan.py``). Fixed C, not generated (spf's statements cannot write through the
-order's positions): built once per cache directory and flags, beside the chain pass, and
-kept loaded for the process."""
+dependences (:mod:`spf.analysis.chain_pass`), loops that numpy ran as whole-array steps:
+each node's part (a repeat of the parts' numbers and a scatter through the order), each
+cap's new levels (a Python loop over the parts and chains) and the joined order (a repeat,
+a range and a gather). On 2-D Poisson 1M (2,012 parts) they, with the per-node needs'
+gathers an earlier pass needed, took ~45 ms of a solve's ~50 ms join on a 2-core AVX2 host,
+most of it the fresh arrays' page faults and the Python loop; here each is one loop reading
+the order once, writing no array but its result (docs/inspection.md, "Coarse levels joined
+along chains in a solve"). The same values as :mod:`spf.runtime.chains`' numpy and Python
+(``tests/unit/runtime/test_chain_scan.py``). Fixed C, not generated (spf's statements
+cannot write through the order's positions): built once per cache directory and flags,
+beside the chain pass, and kept loaded for the process."""
 
 from __future__ import annotations
 
@@ -26,16 +25,10 @@ import numpy as np
 from spf.runtime.build import load_once
 
 PROTOTYPES = (
-    "void spf_chain_keys32(const int64_t *ptr, int64_t lo, int64_t hi, const int64_t *partptr, "
-    "const int32_t *order, int64_t bits, int64_t *key)",
-    "void spf_chain_keys64(const int64_t *ptr, int64_t lo, int64_t hi, const int64_t *partptr, "
-    "const int64_t *order, int64_t bits, int64_t *key)",
-    "void spf_part_needs32(const int64_t *partptr, int64_t lo, int64_t hi, const int32_t *order, "
-    "const int32_t *high, const int32_t *low, const int64_t *work, int64_t *part_high, "
-    "int64_t *part_low, int64_t *part_work)",
-    "void spf_part_needs64(const int64_t *partptr, int64_t lo, int64_t hi, const int64_t *order, "
-    "const int32_t *high, const int32_t *low, const int64_t *work, int64_t *part_high, "
-    "int64_t *part_low, int64_t *part_work)",
+    "void spf_chain_parts32(const int64_t *partptr, int64_t lo, int64_t hi, const int32_t *order, "
+    "int32_t *part)",
+    "void spf_chain_parts64(const int64_t *partptr, int64_t lo, int64_t hi, const int64_t *order, "
+    "int32_t *part)",
     "int64_t spf_chain_groups(const int64_t *ptr, int64_t levels, int64_t chains, "
     "const int64_t *need, const int64_t *need_low, int64_t cap, int64_t *out, int64_t *last, "
     "int64_t *cur, int64_t *held)",
@@ -48,46 +41,17 @@ PROTOTYPES = (
 SOURCE = r"""#include <stdint.h>
 #include <string.h>
 
-/* key[order[j]] = (coarse level + 1) << bits | chain, for every position j of every part
-   of the coarse levels [lo, hi) (the part's chain: its place in its coarse level). */
-#define KEYS(NAME, T)                                                                      \
-void NAME(const int64_t *restrict ptr, int64_t lo, int64_t hi,                            \
-          const int64_t *restrict partptr, const T *restrict order, int64_t bits,         \
-          int64_t *restrict key)                                                          \
+/* part[order[j]] = p, for every position j of every part p of [lo, hi). */
+#define PARTS(NAME, T)                                                                     \
+void NAME(const int64_t *restrict partptr, int64_t lo, int64_t hi,                        \
+          const T *restrict order, int32_t *restrict part)                                \
 {                                                                                          \
-  for (int64_t c = lo; c < hi; c++)                                                        \
-    for (int64_t p = ptr[c]; p < ptr[c + 1]; p++) {                                        \
-      const int64_t k = ((c + 1) << bits) | (p - ptr[c]);                                  \
-      for (int64_t j = partptr[p]; j < partptr[p + 1]; j++)                                \
-        key[order[j]] = k;                                                                 \
-    }                                                                                      \
+  for (int64_t p = lo; p < hi; p++)                                                        \
+    for (int64_t j = partptr[p]; j < partptr[p + 1]; j++)                                  \
+      part[order[j]] = (int32_t)p;                                                         \
 }
-KEYS(spf_chain_keys32, int32_t)
-KEYS(spf_chain_keys64, int64_t)
-
-/* Per part of [lo, hi), the greatest high[] and low[] of its nodes (0 for none) and, when
-   work is not NULL, the sum of their work. */
-#define NEEDS(NAME, T)                                                                     \
-void NAME(const int64_t *restrict partptr, int64_t lo, int64_t hi, const T *restrict order,\
-          const int32_t *restrict high, const int32_t *restrict low,                      \
-          const int64_t *restrict work, int64_t *restrict part_high,                      \
-          int64_t *restrict part_low, int64_t *restrict part_work)                        \
-{                                                                                          \
-  for (int64_t p = lo; p < hi; p++) {                                                      \
-    int64_t h = 0, l = 0, w = 0;                                                           \
-    for (int64_t j = partptr[p]; j < partptr[p + 1]; j++) {                                \
-      const int64_t i = order[j];                                                          \
-      h = high[i] > h ? high[i] : h;                                                       \
-      l = low[i] > l ? low[i] : l;                                                         \
-      if (work) w += work[i];                                                              \
-    }                                                                                      \
-    part_high[p] = h;                                                                      \
-    part_low[p] = l;                                                                       \
-    if (work) part_work[p] = w;                                                            \
-  }                                                                                        \
-}
-NEEDS(spf_part_needs32, int32_t)
-NEEDS(spf_part_needs64, int64_t)
+PARTS(spf_chain_parts32, int32_t)
+PARTS(spf_chain_parts64, int64_t)
 
 /* spf.runtime.chains.groups: each part's new level under cap. last holds (levels + 1) rows
    of chains entries (row c: each chain's new level of its last part before coarse level c),
@@ -207,48 +171,23 @@ class ChainScan:
             raise TypeError(f"spf: a plan's order must be int32 or int64, not {order.dtype}")
         return self._buffer(self._int64, order, False), "64"
 
-    def _i32(self, a: np.ndarray) -> object:
-        return self._buffer(self._int32, a, False)
+    def _i32(self, a: np.ndarray, writable: bool = False) -> object:
+        return self._buffer(self._int32, a, writable)
 
     def _i64(self, a: np.ndarray, writable: bool = False) -> object:
         return self._buffer(self._int64, a, writable)
 
-    def keys(
-        self, ptr: np.ndarray, levels: int, partptr: np.ndarray, order: np.ndarray, bits: int,
-        nodes: int,
-    ) -> np.ndarray:  # fmt: skip
-        """Each node's key, ``(coarse level + 1) << bits | chain`` (:func:`chain_keys`);
-        ``order`` C-contiguous ``int32`` or ``int64``, a permutation of ``nodes``."""
-        key = np.empty(nodes, dtype=np.int64)
+    def parts(self, partptr: np.ndarray, parts: int, order: np.ndarray, nodes: int) -> np.ndarray:
+        """Each node's part (``int32``; :func:`~spf.runtime.chains.chain_parts`): ``order``
+        C-contiguous ``int32`` or ``int64``, a permutation of ``nodes``, ``partptr``
+        ``int64``. In two halves at once, cut at half the nodes."""
+        part = np.empty(nodes, dtype=np.int32)
         got, width = self._order(order)
-        fn = getattr(self._lib, f"spf_chain_keys{width}")
-        reads, into = (self._i64(ptr), self._i64(partptr), got), self._i64(key, True)
-        cut = int(np.searchsorted(partptr[ptr[: levels + 1]], nodes // 2))  # half the nodes
-        in_halves(lambda lo, hi: fn(reads[0], lo, hi, *reads[1:], bits, into), cut, levels)
-        return key
-
-    def needs(
-        self, partptr: np.ndarray, parts: int, order: np.ndarray,
-        need: tuple[np.ndarray, np.ndarray], work: np.ndarray | None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
-        """Per part the greatest of each ``need`` (per node, ``int32``: the chain pass's) over
-        its nodes (0 for none), as ``int64``, and, when ``work`` is given, its nodes' summed
-        work."""
-        if any(x.dtype != np.int32 for x in need):
-            raise TypeError("spf: the chain pass's needs are int32 arrays")
-        high, low = np.empty(parts, dtype=np.int64), np.empty(parts, dtype=np.int64)
-        sums = None if work is None else np.empty(parts, dtype=np.int64)
-        got, width = self._order(order)
-        run = getattr(self._lib, f"spf_part_needs{width}")
-        null = self._ffi.NULL
-        works = (null, null) if work is None or sums is None else (
-            self._i64(work), self._i64(sums, True)
-        )  # fmt: skip
-        reads = self._i64(partptr), got, self._i32(need[0]), self._i32(need[1]), works[0]
-        writes = self._i64(high, True), self._i64(low, True), works[1]
-        cut = int(np.searchsorted(partptr[: parts + 1], len(order) // 2))  # half the nodes
-        in_halves(lambda lo, hi: run(reads[0], lo, hi, *reads[1:], *writes), cut, parts)
-        return high, low, sums
+        fn = getattr(self._lib, f"spf_chain_parts{width}")
+        reads, into = (self._i64(partptr), got), self._i32(part, True)
+        cut = int(np.searchsorted(partptr[: parts + 1], nodes // 2))  # half the nodes
+        in_halves(lambda lo, hi: fn(reads[0], lo, hi, reads[1], into), cut, parts)
+        return part
 
     def groups(
         self, ptr: np.ndarray, levels: int, need: np.ndarray, need_low: np.ndarray, cap: int

@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from spf.analysis.chain_pass import CHAIN_BITS
 from spf.runtime.coarse import IN_ORDER_NODES, Parts, estimate
 
 if TYPE_CHECKING:
@@ -74,21 +73,25 @@ class Joined:
     cap: int
 
 
-def chain_keys(parts: Parts, nodes: int, scan: ChainScan | None = None) -> np.ndarray:
-    """Each node's key for the chain pass: ``(coarse level + 1) << CHAIN_BITS | chain``
-    (O(nodes); one loop of ``scan``'s where given)."""
+def chain_parts(parts: Parts, nodes: int, scan: ChainScan | None = None) -> np.ndarray:
+    """Each node's part (``int32``) for the chain pass (O(nodes); one loop of ``scan``'s
+    where given)."""
     if scan is not None:
-        ptr, partptr = _i64(parts.ptr), _i64(parts.partptr)
         order = np.ascontiguousarray(parts.order)
-        return scan.keys(ptr, parts.levels, partptr, order, CHAIN_BITS, nodes)
+        return scan.parts(_i64(parts.partptr), parts.parts, order, nodes)
+    sizes = np.diff(parts.partptr[: parts.parts + 1])
+    part = np.empty(nodes, dtype=np.int32)
+    part[parts.order] = np.repeat(np.arange(parts.parts, dtype=np.int32), sizes)
+    return part
+
+
+def part_tables(parts: Parts) -> tuple[np.ndarray, np.ndarray]:
+    """Per part, its coarse level plus one and its chain (its place in its coarse level),
+    as the chain pass reads them (``int32``, O(parts))."""
     per_level = np.diff(parts.ptr[: parts.levels + 1])
     level = np.repeat(np.arange(parts.levels, dtype=np.int64), per_level)
     chain = np.arange(parts.parts, dtype=np.int64) - parts.ptr[level]
-    part_key = ((level + 1) << CHAIN_BITS) | chain
-    sizes = np.diff(parts.partptr[: parts.parts + 1])
-    key = np.empty(nodes, dtype=np.int64)
-    key[parts.order] = np.repeat(part_key, sizes)
-    return key
+    return (level + 1).astype(np.int32), chain.astype(np.int32)
 
 
 def _i64(a: np.ndarray) -> np.ndarray:
@@ -197,26 +200,21 @@ def join(
     """``parts`` joined along chains (module docstring) under the cap of :data:`CAPS` that
     :func:`spf.runtime.coarse.estimate` ranks fastest, when faster than ``gain`` (``parts``'
     estimate; ``total`` and ``unit`` as it reads them); else ``parts`` (cap 0). ``need``:
-    per node, the greatest coarse level plus one of its sources in a later chain and in an
-    earlier one (the chain pass); ``work``: per node (read only when the parts do not
+    per part, the greatest coarse level plus one of its nodes' sources in a later chain and
+    in an earlier one (the chain pass); ``work``: per node (read only when the parts do not
     carry theirs). The parts' stretches are kept (each new part's junctions of old parts
-    replace the old parts' starts). O(nodes) for the needs of each part and the one
-    gather of the order, O(parts x caps) in Python; with ``scan`` (:mod:`spf.runtime.chain_scan`)
-    the needs, the groups and the gather are its loops (the same values)."""
+    replace the old parts' starts). O(nodes) for the one gather of the order (and the
+    parts' work where they do not carry it), O(parts x caps) in Python; with ``scan``
+    (:mod:`spf.runtime.chain_scan`) the groups and the gather are its loops (the same
+    values)."""
     if parts.levels < 2 or parts.parts > MAX_PARTS:
         return Joined(parts, gain, 0)
     if parts.parts and int(np.diff(parts.partptr[: parts.parts + 1]).min()) < 1:
         return Joined(parts, gain, 0)  # an empty part: reduceat would read the next one's
     starts = parts.partptr[: parts.parts]
     new_levels = _new_levels(parts, scan)
-    if scan is not None:
-        order = np.ascontiguousarray(parts.order)
-        sums = None if parts.work is not None else _i64(work)
-        high, low, summed = scan.needs(_i64(parts.partptr), parts.parts, order, need, sums)
-        works = part_work(parts, work) if summed is None else summed.astype(np.float64)
-    else:
-        high, low = (np.maximum.reduceat(x[parts.order], starts) for x in need)
-        works = part_work(parts, work)
+    high, low = (_i64(x) for x in need)
+    works = part_work(parts, work)
     best: tuple[float, int, tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None
     best = None
     for cap in CAPS:

@@ -63,7 +63,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
-from spf.analysis.chain_pass import CHAIN_HI, CHAIN_KEY, CHAIN_LO, CHAIN_NEED, CHAIN_NEED_LOW
+from spf.analysis.chain_pass import (
+    CHAIN_HI,
+    CHAIN_LEVEL,
+    CHAIN_LO,
+    CHAIN_NEED,
+    CHAIN_NEED_LOW,
+    CHAIN_PART,
+    CHAIN_PARTS,
+    CHAIN_SLOT,
+)
 from spf.analysis.coarse_inspector import (
     AFTER,
     BAD,
@@ -1279,12 +1288,20 @@ class WavefrontKernel(Kernel):
         if parts.parts > chains.MAX_PARTS:
             return parts, gain
         pass_k, scan = self._once("_chain_kernel", self._make_chains)
-        need = (np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32))
-        keys = chains.chain_keys(parts, n, scan)
-        arrays = {CHAIN_KEY: keys, CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]}
-        arrays.update(_pick(pass_k, given))
-        in_halves(lambda lo, hi: pass_k(check=False, **arrays, **_chain_span(lo, hi)), n // 2, n)
-        got = chains.join(parts, need, work, total, unit, gain, scan)
+        level, slot = chains.part_tables(parts)
+        reads: dict[str, object] = {CHAIN_PART: chains.chain_parts(parts, n, scan)}
+        reads[CHAIN_LEVEL] = level
+        reads |= {CHAIN_SLOT: slot, CHAIN_PARTS: parts.parts, **_pick(pass_k, given)}
+        halves = [np.zeros((2, parts.parts), dtype=np.int32) for _ in range(2)]
+
+        def half(lo: int, hi: int) -> None:  # each half raises its own needs
+            high, low = halves[lo > 0]
+            pass_k(check=False, **reads, **{CHAIN_NEED: high, CHAIN_NEED_LOW: low},
+                   **_chain_span(lo, hi))  # fmt: skip
+
+        in_halves(half, n // 2, n)
+        need = np.maximum(halves[0], halves[1])
+        got = chains.join(parts, (need[0], need[1]), work, total, unit, gain, scan)
         return got.parts, got.gain
 
     def _in_order(

@@ -18,7 +18,6 @@ import scipy.sparse as sps
 
 import spf
 from spf import kernels
-from spf.analysis.chain_pass import CHAIN_HI, CHAIN_KEY, CHAIN_LO, CHAIN_NEED, CHAIN_NEED_LOW
 from spf.errors import ArgumentError
 from spf.runtime import chains, coarse
 from spf.runtime import plan as plan_module
@@ -173,56 +172,3 @@ def test_one_thread_keeps_the_plan_unjoined(solve: tuple[str, WavefrontKernel]) 
     args = sptrsv_args(m, index_dtype=dtype)
     plan = k.inspect(threads=1, **{key: v for key, v in args.items() if key != "L"})
     assert not plan.interleaved
-
-
-@pytest.mark.parametrize("name", ["poisson 61", "random"])
-def test_the_chain_pass_in_halves_writes_the_whole_pass_needs(
-    solve: tuple[str, WavefrontKernel], name: str
-) -> None:
-    """The chain pass over the sinks ``[0, h)`` and ``[h, n)`` (two calls, as the join runs
-    it on two threads) writes the needs of one call over ``[0, n)``, on random keys, and
-    they are the needs numpy finds from the edges (the solve's pass keeps them in locals:
-    every edge is pulled into its row)."""
-    dtype, k = solve
-    m = lower(name)
-    n = m.shape[0]
-    index = {key: v for key, v in sptrsv_args(m, index_dtype=dtype).items() if key != "L"}
-    pass_k, _ = k._make_chains()  # type: ignore[misc]
-    rng = np.random.default_rng(n)
-    keys = ((rng.integers(0, 50, n) + 1) << 16) | rng.integers(0, 3, n)
-    got = []
-    for spans in ([(0, n)], [(0, n // 3), (n // 3, n)]):
-        need = (np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32))
-        arrays = {CHAIN_KEY: keys, CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]}
-        for lo, hi in spans:
-            pass_k(check=False, **arrays, **index, **{CHAIN_LO: lo, CHAIN_HI: hi})
-        got.append(need)
-    assert got[0][0].any()
-    assert got[0][1].any()
-    np.testing.assert_array_equal(got[1][0], got[0][0])
-    np.testing.assert_array_equal(got[1][1], got[0][1])
-    want = _needs_by_numpy(index["rowptr"], index["col"], keys)
-    np.testing.assert_array_equal(got[0][0], want[0])
-    np.testing.assert_array_equal(got[0][1], want[1])
-
-
-def _needs_by_numpy(
-    rowptr: np.ndarray, col: np.ndarray, keys: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The solve's needs from its edges ``col[k] -> i`` (the entries left of the diagonal):
-    per row, the greatest coarse level plus one of its sources in a later chain and in an
-    earlier one (0: none)."""
-    n = len(rowptr) - 1
-    row = np.repeat(np.arange(n), np.diff(rowptr))
-    src = col.astype(np.int64)
-    edge = src < row
-    row, src = row[edge], src[edge]
-    chain = keys & ((1 << 16) - 1)
-    level = keys >> 16
-    out = []
-    for later in (True, False):
-        crossing = chain[src] > chain[row] if later else chain[src] < chain[row]
-        need = np.zeros(n, dtype=np.int64)
-        np.maximum.at(need, row[crossing], level[src[crossing]])
-        out.append(need)
-    return out[0], out[1]

@@ -1,6 +1,6 @@
 """The join's loops in fixed C (:mod:`spf.runtime.chain_scan`) give the values of
-:mod:`spf.runtime.chains`' numpy and Python: the nodes' keys, each part's needs and work,
-each cap's new levels and the joined order, on random plans (int32 and int64 orders), and
+:mod:`spf.runtime.chains`' numpy and Python: the nodes' parts, each cap's new levels and
+the joined order, on random plans (int32 and int64 orders), and
 :func:`spf.runtime.chains.join` through them the same joined parts."""
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ def random_plan(
     seed: int, dtype: type[np.integer], with_work: bool
 ) -> tuple[Parts, tuple[np.ndarray, np.ndarray], np.ndarray]:
     """A plan of 2-60 coarse levels of 1-3 non-empty parts over a random permutation, the
-    (32-bit) needs a chain pass could report (a source's coarse level + 1, at most the part's own
-    level: 0 or an earlier one) and each node's work."""
+    needs per part a chain pass could report (a source's coarse level + 1, at most the
+    part's own level: 0 or an earlier one) and each node's work."""
     rng = np.random.default_rng(seed)
     levels = int(rng.integers(2, 60))
     per_level = rng.integers(1, 4, levels)
@@ -41,12 +41,10 @@ def random_plan(
     partptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     n = int(partptr[-1])
     order = rng.permutation(n).astype(dtype)
-    level = np.repeat(np.repeat(np.arange(levels), per_level), sizes)
-    node_level = np.empty(n, dtype=np.int64)
-    node_level[order] = level
+    part_level = np.repeat(np.arange(levels), per_level)
     need = []
     for share in (0.5, 0.3):
-        got = np.where(rng.random(n) < share, rng.integers(0, node_level + 1), 0)
+        got = np.where(rng.random(parts) < share, rng.integers(0, part_level + 1), 0)
         need.append(got.astype(np.int32))
     work = rng.integers(1, 20, n).astype(np.int64)
     part_work = np.add.reduceat(work[order], partptr[:-1]).astype(np.float64)
@@ -59,14 +57,14 @@ def random_plan(
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("seed", range(12))
 def test_the_loops_give_numpys_values(scan: ChainScan, seed: int, dtype: type[np.integer]) -> None:
-    plan, need, work = random_plan(seed, dtype, with_work=False)
+    plan, need, _ = random_plan(seed, dtype, with_work=False)
     n, starts = len(plan.order), plan.partptr[:-1]
-    np.testing.assert_array_equal(chains.chain_keys(plan, n, scan), chains.chain_keys(plan, n))
-    high, low, sums = scan.needs(plan.partptr, plan.parts, plan.order, need, work)
-    np.testing.assert_array_equal(high, np.maximum.reduceat(need[0][plan.order], starts))
-    np.testing.assert_array_equal(low, np.maximum.reduceat(need[1][plan.order], starts))
-    assert sums is not None
-    np.testing.assert_array_equal(sums, chains.part_work(plan, work))
+    part = chains.chain_parts(plan, n, scan)
+    assert part.dtype == np.int32
+    np.testing.assert_array_equal(part, chains.chain_parts(plan, n))
+    for p in range(plan.parts):  # each position's node lies in the part holding it
+        assert (part[plan.order[plan.partptr[p] : plan.partptr[p + 1]]] == p).all()
+    high, low = (x.astype(np.int64) for x in need)
     for cap in (*chains.CAPS, 1):
         got = scan.groups(plan.ptr, plan.levels, high, low, cap)
         assert got is not None
@@ -133,11 +131,3 @@ def test_in_halves_raises_the_other_threads_error() -> None:
 
     with pytest.raises(RuntimeError, match="second half"):
         in_halves(run, 2, 4)
-
-
-def test_needs_of_another_width_are_refused(scan: ChainScan) -> None:
-    """The loop reads the chain pass's 32-bit needs; 64-bit ones would be read as pairs."""
-    plan, need, work = random_plan(0, np.int32, with_work=False)
-    wide = (need[0].astype(np.int64), need[1].astype(np.int64))
-    with pytest.raises(TypeError, match="int32"):
-        scan.needs(plan.partptr, plan.parts, plan.order, wide, work)

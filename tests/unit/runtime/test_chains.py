@@ -83,11 +83,11 @@ def test_join_gathers_each_chains_parts_in_level_order(monkeypatch: pytest.Monke
     ptr = np.array([0, 2, 4, 6], dtype=np.int64)
     partptr = np.array([0, 2, 4, 6, 8, 10, 12], dtype=np.int64)
     parts = Parts(3, ptr, partptr, order, 6, np.array([2, 2, 2]), work=np.full(6, 2.0))
-    need = np.zeros(12, dtype=np.int64)
-    need[order[partptr[2]]] = 1  # level 1's chain 0 reads level 0 (chain 1)
-    need[order[partptr[4]]] = 2
+    need = np.zeros(6, dtype=np.int64)  # per part
+    need[2] = 1  # level 1's chain 0 reads level 0 (chain 1)
+    need[4] = 2
     monkeypatch.setattr(chains, "estimate", lambda p, total, unit=1.0: 100.0 / p.levels)
-    none = np.zeros(12, dtype=np.int64)
+    none = np.zeros(6, dtype=np.int64)
     got = chains.join(parts, (need, none), np.ones(12, dtype=np.int64), 12, 1.0, 1.0)
     assert got.cap == chains.CAPS[0] == 2
     assert got.parts.levels == 2
@@ -105,7 +105,7 @@ def test_join_gathers_each_chains_parts_in_level_order(monkeypatch: pytest.Monke
 def test_join_keeps_the_parts_when_no_cap_is_estimated_faster() -> None:
     order = np.arange(4, dtype=np.int64)
     parts = Parts(2, np.array([0, 1, 2]), np.array([0, 2, 4]), order, 2, np.array([2, 2]))
-    none = np.zeros(4, dtype=np.int64)
+    none = np.zeros(2, dtype=np.int64)
     got = chains.join(parts, (none, none), np.ones(4, dtype=np.int64), 4, 1.0, 1e9)
     assert got.cap == 0
     assert got.parts is parts
