@@ -1292,12 +1292,13 @@ class WavefrontKernel(Kernel):
         reads: dict[str, object] = {CHAIN_PART: chains.chain_parts(parts, n, scan)}
         reads[CHAIN_LEVEL] = level
         reads |= {CHAIN_SLOT: slot, CHAIN_PARTS: parts.parts, **_pick(pass_k, given)}
-        halves = [np.zeros((2, parts.parts), dtype=np.int32) for _ in range(2)]
+        halves: list[np.ndarray] = []
 
-        def half(lo: int, hi: int) -> None:  # each half raises its own needs
-            high, low = halves[lo > 0]
-            pass_k(check=False, **reads, **{CHAIN_NEED: high, CHAIN_NEED_LOW: low},
+        def half(lo: int, hi: int) -> None:  # each half raises needs of its own
+            need = np.zeros((2, parts.parts), dtype=np.int32)
+            pass_k(check=False, **reads, **{CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]},
                    **_chain_span(lo, hi))  # fmt: skip
+            halves.append(need)
 
         in_halves(half, n // 2, n)
         need = np.maximum(halves[0], halves[1])
