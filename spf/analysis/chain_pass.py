@@ -23,6 +23,7 @@ from spf.analysis.coarse_inspector import (
     _locals_of,
     _private_local,
     _schedule,
+    node_uf,
     zeroes_in_pass,
 )
 from spf.analysis.inspector import _copy_declarations, with_constraint
@@ -83,14 +84,7 @@ def build_chain_pass(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     _fresh_names(ir, analysis, (*names, CHAIN_PARTS, CHAIN_LO, CHAIN_HI))
     stage = build.computation(f"{ir.name}_coarse_chains_{analysis.loop}")
     stage = _copy_declarations(ir, stage)
-    stage = build.declare_uf(
-        stage,
-        CHAIN_PART,
-        arity=1,
-        domain=f"{{[x]: 0 <= x < {analysis.nodes}}}",
-        range=f"{{[y]: 0 <= y < {CHAIN_PARTS}}}",
-        dtype="int32",
-    )
+    stage = node_uf(stage, CHAIN_PART, analysis.nodes, CHAIN_PARTS, "int32")
     for name in (CHAIN_LEVEL, CHAIN_SLOT, CHAIN_NEED, CHAIN_NEED_LOW):
         stage = build.add_data_space(stage, name, NEED_TYPE, (CHAIN_PARTS,))
     edges = _edges(analysis)

@@ -592,6 +592,19 @@ def zeroes_in_pass(analysis: WavefrontAnalysis) -> bool:
     return not any(e.push for e in analysis.edges)
 
 
+def node_uf(insp: ComputationIR, name: str, nodes: str, bound: str, dtype: str) -> ComputationIR:
+    """``insp`` with the UF ``name`` of one node (``[0, nodes)``) valued in ``[0, bound)``, of
+    ``dtype`` (``"int32"`` or ``"int64"``): an array the caller fills per node."""
+    return build.declare_uf(
+        insp,
+        name,
+        arity=1,
+        domain=f"{{[x]: 0 <= x < {nodes}}}",
+        range=f"{{[y]: 0 <= y < {bound}}}",
+        dtype=dtype,
+    )
+
+
 def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> ComputationIR:
     """The check of a plan's parts against the dependences: reads ``coarse_part_of`` (each
     row's part), ``coarse_level_of`` (each row's coarse level) and ``coarse_pos_in_order``
@@ -603,16 +616,8 @@ def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     _fresh_names(ir, analysis, (PART_OF, LEVEL_OF, POS_OF, BAD))
     check = build.computation(f"{ir.name}_coarse_check_{analysis.loop}")
     check = _copy_declarations(ir, check)
-    n = analysis.nodes
     for name in (PART_OF, LEVEL_OF, POS_OF):
-        check = build.declare_uf(
-            check,
-            name,
-            arity=1,
-            domain=f"{{[x]: 0 <= x < {n}}}",
-            range=f"{{[y]: 0 <= y < {n}}}",
-            dtype="int64",
-        )
+        check = node_uf(check, name, analysis.nodes, analysis.nodes, "int64")
     check = build.add_data_space(check, BAD, "int64_t", ())
     for k, e in enumerate(_edges(analysis)):
         body = (
