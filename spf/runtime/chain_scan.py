@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import cffi
 import numpy as np
 
 from spf.runtime.build import load_once
+
+if TYPE_CHECKING:
+    from spf.runtime.coarse import Parts
 
 PROTOTYPES = (
     "void spf_chain_parts32(const int64_t *partptr, int64_t lo, int64_t hi, const int32_t *order, "
@@ -32,6 +36,18 @@ PROTOTYPES = (
     "int64_t spf_chain_groups(const int64_t *ptr, int64_t levels, int64_t chains, "
     "const int64_t *need, const int64_t *need_low, int64_t cap, int64_t *out, int64_t *last, "
     "int64_t *cur, int64_t *held)",
+    "int64_t spf_interleave32(int64_t n, const int64_t *partptr, int64_t parts, "
+    "const int64_t *levelpos, int64_t levels, const int32_t *order, const int64_t *pos_of, "
+    "const int64_t *last_pos, const int64_t *last_key, const uint8_t *is_free, "
+    "const int64_t *work, double weight, int32_t *out, int64_t *moved, double *wsum, "
+    "int64_t *allowed, int64_t *bound)",
+    "int64_t spf_interleave64(int64_t n, const int64_t *partptr, int64_t parts, "
+    "const int64_t *levelpos, int64_t levels, const int64_t *order, const int64_t *pos_of, "
+    "const int64_t *last_pos, const int64_t *last_key, const uint8_t *is_free, "
+    "const int64_t *work, double weight, int64_t *out, int64_t *moved, double *wsum, "
+    "int64_t *allowed, int64_t *bound)",
+    "void spf_search_allowed(const double *wsum, const int64_t *allowed, int64_t count, "
+    "const double *target, int64_t targets, int64_t *j)",
     "void spf_gather_runs32(const int32_t *order, const int64_t *start, const int64_t *size, "
     "int64_t count, int32_t *out)",
     "void spf_gather_runs64(const int64_t *order, const int64_t *start, const int64_t *size, "
@@ -39,6 +55,7 @@ PROTOTYPES = (
 )
 
 SOURCE = r"""#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* part[order[j]] = p, for every position j of every part p of [lo, hi). */
@@ -103,6 +120,128 @@ int64_t spf_chain_groups(const int64_t *restrict ptr, int64_t levels, int64_t ch
     }
   }
   return 0;
+}
+
+/* spf.runtime.interleave.interleave up to its cut, over n nodes (n >= 1) of a plan of parts
+   partptr (parts + 1 entries) and levels starting at positions levelpos (levels + 1): the
+   free nodes with a source (last_pos >= 0), by their last source's position (stable: a
+   counting sort), each moved right after that source when every source at that source's
+   level lies in one run of consecutive rows of its part that holds no free node and that
+   level is before the node's own. Writes the new order into out, the moved nodes in their
+   order into moved, the prefix sums of the work (a moved node's times weight) into wsum
+   (n + 1), the positions a cut may fall before into allowed (in order, position n last),
+   each level's first new position into bound (levels + 1); returns the number of moved
+   nodes (0: nothing written but moved), with the number of allowed positions stored in
+   allowed[n + 1], or -1 when memory runs out. */
+#define INTERLEAVE(NAME, T)                                                                \
+int64_t NAME(int64_t n, const int64_t *restrict partptr, int64_t parts,                    \
+             const int64_t *restrict levelpos, int64_t levels, const T *restrict order,    \
+             const int64_t *restrict pos_of, const int64_t *restrict last_pos,             \
+             const int64_t *restrict last_key, const uint8_t *restrict is_free,            \
+             const int64_t *restrict work, double weight, T *restrict out,                 \
+             int64_t *restrict moved, double *restrict wsum, int64_t *restrict allowed,    \
+             int64_t *restrict bound)                                                      \
+{                                                                                          \
+  int64_t *frees = malloc((size_t)(n + 1) * sizeof(int64_t));                              \
+  int64_t *count = calloc((size_t)(n + 1), sizeof(int64_t));                               \
+  int64_t *mlp = malloc((size_t)n * sizeof(int64_t));                                      \
+  uint8_t *gone = calloc((size_t)n, 1);                                                    \
+  if (!frees || !count || !mlp || !gone) {                                                 \
+    free(frees); free(count); free(mlp); free(gone);                                       \
+    return -1;                                                                             \
+  }                                                                                        \
+  frees[0] = 0;                                                                            \
+  for (int64_t i = 0; i < n; i++) {                                                        \
+    frees[i + 1] = frees[i] + (is_free[i] != 0);                                           \
+    if (is_free[i] && last_pos[i] >= 0)                                                    \
+      count[last_pos[i] + 1]++;                                                            \
+  }                                                                                        \
+  for (int64_t i = 0; i < n; i++)                                                          \
+    count[i + 1] += count[i];                                                              \
+  int64_t cands = count[n];                                                                \
+  for (int64_t i = 0; i < n; i++) /* the candidates by last source, stable */              \
+    if (is_free[i] && last_pos[i] >= 0)                                                    \
+      moved[count[last_pos[i]]++] = i;                                                     \
+  int64_t kept = 0, p = 0, c = 0;                                                          \
+  for (int64_t k = 0; k < cands; k++) {                                                    \
+    const int64_t node = moved[k], lp = last_pos[node];                                    \
+    while (p + 1 <= parts && partptr[p + 1] <= lp)                                         \
+      p++;                                                                                 \
+    while (c + 1 <= levels && levelpos[c + 1] <= lp)                                       \
+      c++;                                                                                 \
+    const int64_t first = c * (n + 1) - last_key[node];                                    \
+    if (first < partptr[p] || first > lp)                                                  \
+      continue;                                                                            \
+    const int64_t low = (int64_t)order[first], high = (int64_t)order[lp];                  \
+    if (high - low != lp - first || frees[high + 1] != frees[low])                         \
+      continue;                                                                            \
+    if (pos_of[node] < levelpos[c + 1])                                                    \
+      continue;                                                                            \
+    mlp[kept] = lp;                                                                        \
+    moved[kept++] = node;                                                                  \
+  }                                                                                        \
+  if (kept == 0) {                                                                         \
+    free(frees); free(count); free(mlp); free(gone);                                       \
+    return 0;                                                                              \
+  }                                                                                        \
+  for (int64_t k = 0; k < kept; k++)                                                       \
+    gone[pos_of[moved[k]]] = 1;                                                            \
+  int64_t q = 0, k = 0, lv = 0, nallowed = 0, chained = -1;                                \
+  double sum = 0.0;                                                                        \
+  wsum[0] = 0.0;                                                                           \
+  for (int64_t at = 0; at <= n; at++) {                                                    \
+    while (lv <= levels && levelpos[lv] == at)                                             \
+      bound[lv++] = q;                                                                     \
+    if (at == n)                                                                           \
+      break;                                                                               \
+    if (!gone[at]) { /* the node stays: a cut may fall before it unless it continues a     \
+                        run of consecutive rows of a kernel that is not free */            \
+      const int64_t node = (int64_t)order[at];                                             \
+      int open = 1;                                                                        \
+      if (!is_free[node]) {                                                                \
+        open = !(chained >= 0 && node == chained + 1);                                     \
+        chained = node;                                                                    \
+      }                                                                                    \
+      if (open)                                                                            \
+        allowed[nallowed++] = q;                                                           \
+      out[q++] = (T)node;                                                                  \
+      sum += (double)work[node];                                                           \
+      wsum[q] = sum;                                                                       \
+    }                                                                                      \
+    while (k < kept && mlp[k] == at) { /* never a cut before a moved node */               \
+      const int64_t node = moved[k++];                                                     \
+      if (!is_free[node])                                                                  \
+        chained = node;                                                                    \
+      out[q++] = (T)node;                                                                  \
+      sum += (double)work[node] * weight;                                                  \
+      wsum[q] = sum;                                                                       \
+    }                                                                                      \
+  }                                                                                        \
+  allowed[nallowed++] = n;                                                                 \
+  allowed[n + 1] = nallowed;                                                               \
+  free(frees); free(count); free(mlp); free(gone);                                         \
+  return kept;                                                                             \
+}
+INTERLEAVE(spf_interleave32, int32_t)
+INTERLEAVE(spf_interleave64, int64_t)
+
+/* For each target, the first index j of allowed[0 .. count) whose wsum is at least the
+   target (numpy's searchsorted, side left, over wsum[allowed]), clipped to [1, count - 1]. */
+void spf_search_allowed(const double *restrict wsum, const int64_t *restrict allowed,
+                        int64_t count, const double *restrict target, int64_t targets,
+                        int64_t *restrict j)
+{
+  for (int64_t t = 0; t < targets; t++) {
+    int64_t lo = 0, hi = count;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (wsum[allowed[mid]] < target[t])
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    j[t] = lo < 1 ? 1 : (lo > count - 1 ? count - 1 : lo);
+  }
 }
 
 /* The runs order[start[q] .. start[q] + size[q]) one after the other into out. */
@@ -206,6 +345,58 @@ class ChainScan:
         if self._lib.spf_chain_groups(*reads, *writes) < 0:
             raise ValueError("spf: a part needs a coarse level not before its own")
         return out
+
+    def interleave(
+        self, parts: Parts, pos_of: np.ndarray, last: tuple[np.ndarray, np.ndarray],
+        free: np.ndarray, work: np.ndarray, weight: float,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:  # fmt: skip
+        """:func:`spf.runtime.interleave.interleave` up to its cut (``spf_interleave``): the
+        new order, the moved nodes, the work's prefix sums, the positions a cut may fall
+        before and each level's first position; None where no node moves. ``pos_of``,
+        ``last``, ``work`` ``int64``, ``free`` ``bool``, one entry per node."""
+        n = len(parts.order)
+        order = np.ascontiguousarray(parts.order)
+        got, width = self._order(order)
+        out = np.empty(n, dtype=order.dtype)
+        moved = np.empty(n, dtype=np.int64)
+        wsum = np.empty(n + 1, dtype=np.float64)
+        allowed = np.empty(n + 2, dtype=np.int64)
+        bound = np.empty(parts.levels + 1, dtype=np.int64)
+        partptr = np.ascontiguousarray(parts.partptr[: parts.parts + 1], dtype=np.int64)
+        levelpos = np.ascontiguousarray(partptr[parts.ptr[: parts.levels + 1]])
+        flags = np.ascontiguousarray(free, dtype=np.uint8)
+        reads = (
+            self._i64(partptr), parts.parts, self._i64(levelpos), parts.levels, got,
+            *(self._i64(np.ascontiguousarray(a, dtype=np.int64)) for a in (pos_of, *last)),
+            self._buffer(self._ffi.typeof("uint8_t[]"), flags, False),
+            self._i64(np.ascontiguousarray(work, dtype=np.int64)),
+        )  # fmt: skip
+        into = self._buffer(self._int32 if width == "32" else self._int64, out, True)
+        writes = into, self._i64(moved, True), self._double(wsum), self._i64(allowed, True)
+        fn = getattr(self._lib, f"spf_interleave{width}")
+        kept = int(fn(n, *reads, float(weight), *writes, self._i64(bound, True)))
+        if kept < 0:
+            raise MemoryError("spf: no memory to interleave a fused loop's parts")
+        if kept == 0:
+            return None
+        return out, moved[:kept].copy(), wsum, allowed[: int(allowed[n + 1])], bound
+
+    def search_allowed(
+        self, wsum: np.ndarray, allowed: np.ndarray, targets: np.ndarray
+    ) -> np.ndarray:
+        """Per target, numpy's ``searchsorted(wsum[allowed], target)`` clipped to ``[1,
+        len(allowed) - 1]``, without gathering ``wsum[allowed]``."""
+        flat = np.ascontiguousarray(targets, dtype=np.float64).ravel()
+        j = np.empty(len(flat), dtype=np.int64)
+        self._lib.spf_search_allowed(
+            self._buffer(self._ffi.typeof("double[]"), wsum, False), self._i64(allowed),
+            len(allowed), self._buffer(self._ffi.typeof("double[]"), flat, False), len(flat),
+            self._i64(j, True),
+        )  # fmt: skip
+        return j.reshape(np.shape(targets))
+
+    def _double(self, a: np.ndarray) -> object:
+        return self._buffer(self._ffi.typeof("double[]"), a, True)
 
     def gather(
         self, order: np.ndarray, start: np.ndarray, size: np.ndarray, nodes: int

@@ -1239,7 +1239,10 @@ class WavefrontKernel(Kernel):
         arrays = {SINK_POS: pos_of, SINK_KEY: key_of, LAST_POS: last_pos, LAST_KEY: last_key}
         sinks(check=False, **arrays, **_pick(sinks, given))
         free = np.repeat(np.asarray(self._free), n // len(self._free))
-        got = interleave(parts, pos_of, (last_pos, last_key), free, work, team)
+        scan = None  # its C loops where the join compiles them anyway (a large loop)
+        if n >= chains.JOIN_NODES and self._make_chains is not None:
+            scan = self._once("_chain_kernel", self._make_chains)[1]
+        got = interleave(parts, pos_of, (last_pos, last_key), free, work, team, scan)
         if len(got.moved):
             found = coarse.estimate(got.parts, total, unit)
             parts, gain = (got.parts, found) if found > gain else (parts, gain)
