@@ -1,5 +1,5 @@
-"""The node-wide and part-wide loops of :func:`spf.runtime.chains.join` in fixed C
-(:func:`build_chain_scan`).
+"""The node-wide and part-wide loops of :func:`spf.runtime.chains.join` and of
+:func:`spf.runtime.interleave.interleave` in fixed C (:func:`build_chain_scan`).
 
 Joining a coarse plan's levels along chains needs, besides the generated pass over the
 dependences (:mod:`spf.analysis.chain_pass`), loops that numpy ran as whole-array steps:
@@ -12,7 +12,11 @@ the order once, writing no array but its result (docs/inspection.md, "Coarse lev
 along chains in a solve"). The same values as :mod:`spf.runtime.chains`' numpy and Python
 (``tests/unit/runtime/test_chain_scan.py``). Fixed C, not generated (spf's statements
 cannot write through the order's positions): built once per cache directory and flags,
-beside the chain pass, and kept loaded for the process."""
+beside the chain pass, and kept loaded for the process. A fused loop's interleaved parts
+(:func:`spf.runtime.interleave.interleave`: the moved nodes, the new order, the work's prefix
+sums and the positions a cut may fall before) are rebuilt here too for a loop large enough
+to be joined, whose join compiles this library anyway (``tests/unit/runtime/
+test_interleave.py``)."""
 
 from __future__ import annotations
 
