@@ -14,9 +14,10 @@ along chains in a solve"). The same values as :mod:`spf.runtime.chains`' numpy a
 cannot write through the order's positions): built once per cache directory and flags,
 beside the chain pass, and kept loaded for the process. A fused loop's interleaved parts
 (:func:`spf.runtime.interleave.interleave`: the moved nodes, the new order, the work's prefix
-sums and the positions a cut may fall before) are rebuilt here too for a loop large enough
-to be joined, whose join compiles this library anyway (``tests/unit/runtime/
-test_interleave.py``)."""
+sums and the positions a cut may fall before) are rebuilt here too, and its coarse levels cut
+by rows (:func:`spf.runtime.coarse.split`), for a loop large enough to be joined, whose join
+compiles this library anyway (``tests/unit/runtime/test_interleave.py``,
+``test_split_rows.py``)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,14 @@ PROTOTYPES = (
     "const int64_t *last_pos, const int64_t *last_key, const uint8_t *is_free, "
     "const int64_t *work, double weight, int64_t *out, int64_t *moved, double *wsum, "
     "int64_t *allowed, int64_t *bound)",
+    "int64_t spf_split_rows32(int64_t n, const int32_t *order, const int64_t *levelptr, "
+    "int64_t levels, const int64_t *wsum, int64_t groups, int64_t extent, const uint8_t *is_free, "
+    "int64_t threads, int64_t *ptr, int64_t *partptr, int32_t *out, int64_t *largest, "
+    "int64_t *work)",
+    "int64_t spf_split_rows64(int64_t n, const int64_t *order, const int64_t *levelptr, "
+    "int64_t levels, const int64_t *wsum, int64_t groups, int64_t extent, const uint8_t *is_free, "
+    "int64_t threads, int64_t *ptr, int64_t *partptr, int64_t *out, int64_t *largest, "
+    "int64_t *work)",
     "void spf_search_allowed(const double *wsum, const int64_t *allowed, int64_t count, "
     "const double *target, int64_t targets, int64_t *j)",
     "void spf_gather_runs32(const int32_t *order, const int64_t *start, const int64_t *size, "
@@ -229,6 +238,125 @@ int64_t NAME(int64_t n, const int64_t *restrict partptr, int64_t parts,         
 INTERLEAVE(spf_interleave32, int32_t)
 INTERLEAVE(spf_interleave64, int64_t)
 
+/* spf.runtime.coarse._split_by_rows: each level of order (levelptr, levels + 1 entries) cut
+   by row into at most threads parts, the nodes of kernel g (node g * extent + row) of a
+   level in [first[g], first[g + 1]); a cut of a kernel that is not free moved to the end of
+   the run of consecutive rows it falls inside; each cut at the least row whose work below
+   (wsum, n + 1 entries) reaches k / threads of the level's, or the row before when that is
+   nearer. Writes ptr (levels + 1), partptr (parts + 1), the nodes part by part into out,
+   each level's largest part's work and each part's work; returns the number of parts, or
+   -1 when memory runs out. */
+#define SPLIT_ROWS(NAME, T)                                                                \
+static int64_t NAME##_first(const T *order, int64_t lo, int64_t hi, int64_t target)        \
+{                                                                                          \
+  while (lo < hi) {                                                                        \
+    const int64_t mid = lo + (hi - lo) / 2;                                                \
+    if ((int64_t)order[mid] >= target)                                                     \
+      hi = mid;                                                                            \
+    else                                                                                   \
+      lo = mid + 1;                                                                        \
+  }                                                                                        \
+  return lo;                                                                               \
+}                                                                                          \
+static int64_t NAME##_at(const T *order, const int64_t *first, const uint8_t *is_free,     \
+                         int64_t g, int64_t extent, int64_t row)                           \
+{                                                                                          \
+  const int64_t lo = first[g], hi = first[g + 1];                                          \
+  int64_t q = NAME##_first(order, lo, hi, g * extent + row);                               \
+  if (!is_free[g] && q > lo && q < hi && (int64_t)order[q] == (int64_t)order[q - 1] + 1) { \
+    const int64_t run = (int64_t)order[q - 1] - (q - 1) + 1;                               \
+    int64_t a = q, b = hi;                                                                 \
+    while (a < b) {                                                                        \
+      const int64_t mid = a + (b - a) / 2;                                                 \
+      if ((int64_t)order[mid] - mid >= run)                                                \
+        b = mid;                                                                           \
+      else                                                                                 \
+        a = mid + 1;                                                                       \
+    }                                                                                      \
+    q = a;                                                                                 \
+  }                                                                                        \
+  return q;                                                                                \
+}                                                                                          \
+int64_t NAME(int64_t n, const T *restrict order, const int64_t *restrict levelptr,         \
+             int64_t levels, const int64_t *restrict wsum, int64_t groups, int64_t extent, \
+             const uint8_t *restrict is_free, int64_t threads, int64_t *restrict ptr,      \
+             int64_t *restrict partptr, T *restrict out, int64_t *restrict largest,        \
+             int64_t *restrict work)                                                       \
+{                                                                                          \
+  int64_t *first = malloc((size_t)(groups + 1) * sizeof(int64_t));                         \
+  int64_t *pos = malloc((size_t)(threads + 1) * (size_t)groups * sizeof(int64_t));         \
+  int64_t *cand = malloc((size_t)2 * (size_t)groups * sizeof(int64_t));                    \
+  if (!first || !pos || !cand) {                                                           \
+    free(first); free(pos); free(cand);                                                    \
+    return -1;                                                                             \
+  }                                                                                        \
+  int64_t parts = 0, offset = 0;                                                           \
+  ptr[0] = 0;                                                                              \
+  for (int64_t c = 0; c < levels; c++) {                                                   \
+    const int64_t lo = levelptr[c], hi = levelptr[c + 1];                                  \
+    for (int64_t g = 0; g <= groups; g++)                                                  \
+      first[g] = NAME##_first(order, lo, hi, g * extent);                                  \
+    const int64_t total = wsum[hi] - wsum[lo];                                             \
+    for (int64_t g = 0; g < groups; g++) {                                                 \
+      pos[g] = first[g];                                                                   \
+      pos[threads * groups + g] = first[g + 1];                                            \
+    }                                                                                      \
+    for (int64_t k = 1; k < threads; k++) {                                                \
+      const int64_t share = total * k / threads;                                           \
+      int64_t low = 0, high = extent;                                                      \
+      while (low < high) { /* the least row whose work below reaches the share */          \
+        const int64_t mid = low + (high - low) / 2;                                        \
+        int64_t below = 0;                                                                 \
+        for (int64_t g = 0; g < groups; g++)                                               \
+          below += wsum[NAME##_at(order, first, is_free, g, extent, mid)] - wsum[first[g]]; \
+        if (below >= share)                                                                \
+          high = mid;                                                                      \
+        else                                                                               \
+          low = mid + 1;                                                                   \
+      }                                                                                    \
+      int64_t after = 0, before = 0;                                                       \
+      const int64_t back = low > 0 ? low - 1 : 0;                                          \
+      for (int64_t g = 0; g < groups; g++) {                                               \
+        cand[g] = NAME##_at(order, first, is_free, g, extent, low);                        \
+        cand[groups + g] = NAME##_at(order, first, is_free, g, extent, back);              \
+        after += wsum[cand[g]] - wsum[first[g]];                                           \
+        before += wsum[cand[groups + g]] - wsum[first[g]];                                 \
+      }                                                                                    \
+      const int nearer = share - before < after - share;                                   \
+      for (int64_t g = 0; g < groups; g++)                                                 \
+        pos[k * groups + g] = nearer ? cand[groups + g] : cand[g];                         \
+    }                                                                                      \
+    for (int64_t k = 1; k <= threads; k++)                                                 \
+      for (int64_t g = 0; g < groups; g++)                                                 \
+        if (pos[k * groups + g] < pos[(k - 1) * groups + g])                               \
+          pos[k * groups + g] = pos[(k - 1) * groups + g];                                 \
+    int64_t most = 0;                                                                      \
+    for (int64_t k = 0; k < threads; k++) {                                                \
+      int64_t size = 0, w = 0;                                                             \
+      for (int64_t g = 0; g < groups; g++) {                                               \
+        const int64_t a = pos[k * groups + g], b = pos[(k + 1) * groups + g];              \
+        memcpy(out + offset + size, order + a, (size_t)(b - a) * sizeof(T));               \
+        size += b - a;                                                                     \
+        w += wsum[b] - wsum[a];                                                            \
+      }                                                                                    \
+      if (k == 0 || w > most)                                                              \
+        most = w;                                                                          \
+      if (size > 0) {                                                                      \
+        partptr[parts] = offset;                                                           \
+        work[parts++] = w;                                                                 \
+        offset += size;                                                                    \
+      }                                                                                    \
+    }                                                                                      \
+    largest[c] = most;                                                                     \
+    ptr[c + 1] = parts;                                                                    \
+  }                                                                                        \
+  partptr[parts] = offset;                                                                 \
+  free(first); free(pos); free(cand);                                                      \
+  return parts;                                                                            \
+}
+SPLIT_ROWS(spf_split_rows32, int32_t)
+SPLIT_ROWS(spf_split_rows64, int64_t)
+
 /* For each target, the first index j of allowed[0 .. count) whose wsum is at least the
    target (numpy's searchsorted, side left, over wsum[allowed]), clipped to [1, count - 1]. */
 void spf_search_allowed(const double *restrict wsum, const int64_t *restrict allowed,
@@ -384,6 +512,34 @@ class ChainScan:
         if kept == 0:
             return None
         return out, moved[:kept].copy(), wsum, allowed[: int(allowed[n + 1])], bound
+
+    def split_rows(
+        self, order: np.ndarray, levelptr: np.ndarray, levels: int, wsum: np.ndarray,
+        free: tuple[bool, ...], extent: int, threads: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:  # fmt: skip
+        """:func:`spf.runtime.coarse._split_by_rows` (``spf_split_rows``): (ptr, partptr, the
+        nodes part by part, the number of parts, each level's largest part's work, each
+        part's work). ``order`` C-contiguous ``int32`` or ``int64``, ``wsum`` ``int64``."""
+        n = len(order)
+        got, width = self._order(order)
+        out = np.empty(n, dtype=order.dtype)
+        ptr = np.empty(levels + 1, dtype=np.int64)
+        partptr = np.empty(levels * threads + 1, dtype=np.int64)
+        largest = np.empty(levels, dtype=np.int64)
+        work = np.empty(levels * threads, dtype=np.int64)
+        flags = np.asarray(free, dtype=np.uint8)
+        reads = (
+            got, self._i64(np.ascontiguousarray(levelptr[: levels + 1], dtype=np.int64)), levels,
+            self._i64(wsum), len(free), extent,
+            self._buffer(self._ffi.typeof("uint8_t[]"), flags, False), threads,
+        )  # fmt: skip
+        into = self._buffer(self._int32 if width == "32" else self._int64, out, True)
+        writes = self._i64(ptr, True), self._i64(partptr, True), into
+        fn = getattr(self._lib, f"spf_split_rows{width}")
+        parts = int(fn(n, *reads, *writes, self._i64(largest, True), self._i64(work, True)))
+        if parts < 0:
+            raise MemoryError("spf: no memory to cut a fused loop's coarse levels")
+        return ptr, partptr[: parts + 1].copy(), out, parts, largest, work[:parts].copy()
 
     def search_allowed(
         self, wsum: np.ndarray, allowed: np.ndarray, targets: np.ndarray

@@ -21,10 +21,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from spf.errors import CodegenError
+
+if TYPE_CHECKING:
+    from spf.runtime.chain_scan import ChainScan
 
 BLOCK_SHIFT = 6
 """Rows per block ``B = 2**BLOCK_SHIFT`` (64). A 2-D grid in natural order has coarse levels
@@ -245,13 +249,15 @@ def split(
     blocks: Blocks | None,
     threads: int,
     wsum: np.ndarray | None = None,
+    scan: ChainScan | None = None,
 ) -> Parts:
     """The parts of the levels ``levelptr[:levels + 1]`` of ``order`` (each level's rows
     increasing), at most ``threads`` per level, cut only between ``blocks`` (anywhere when
     None), each cut at the block boundary nearest ``k / threads`` of its level's work.
     ``wsum``: the prefix sums of ``work[order]`` (``n + 1`` entries from 0) when the caller
     has them. The pointers are sized by the levels and parts (O(levels + parts) entries
-    written, none padded to the rows)."""
+    written, none padded to the rows). ``scan``: fixed C for the cut by rows of kernels
+    fused into one loop (:func:`_split_by_rows`), where given."""
     n = len(order)
     if (
         n
@@ -260,7 +266,7 @@ def split(
         and blocks.runs
         and 0 < sum(blocks.free) < len(blocks.free)
     ):
-        return _split_by_rows(order, levelptr, levels, work, blocks, threads, wsum)
+        return _split_by_rows(order, levelptr, levels, work, blocks, threads, wsum, scan)
     if n == 0 or levels == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Parts(0, np.zeros(1, dtype=np.int64), np.full(1, n, np.int64), order, 0, empty)
@@ -325,6 +331,7 @@ def _split_by_rows(
     blocks: Blocks,
     threads: int,
     wsum: np.ndarray | None,
+    scan: ChainScan | None = None,
 ) -> Parts:
     """:func:`split` of kernels fused into one loop, some free and some not, whose blocks are
     runs (:attr:`Blocks.runs`): each coarse level is cut by *row* rather than by node, so a
@@ -339,13 +346,23 @@ def _split_by_rows(
     each thread the same columns of the grid, solve and product alike, where cut by node
     the solve's rows and the product's went to different threads. Binary searches of all
     levels at once (O(levels x threads x kernels x log(rows)) and one gather of the nodes
-    into their parts (O(nodes))."""
+    into their parts (O(nodes)). With ``scan`` (:mod:`spf.runtime.chain_scan`), the same
+    searches and gather in one C loop over the levels (the same parts:
+    ``tests/unit/runtime/test_split_rows.py``; on 2-D Poisson 1M fused with its product the
+    numpy's ~40 searches of ~1,000-entry arrays took ~75 ms a call)."""
     n = len(order)
     if wsum is None:
         wsum = np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
         np.cumsum(work[order], out=wsum[1:])
     groups, extent = len(blocks.free), max(blocks.extent, 1)
+    if scan is not None and wsum.dtype == np.int64 and order.dtype in (np.int32, np.int64):
+        ordered = np.ascontiguousarray(order)
+        got = scan.split_rows(
+            ordered, levelptr, levels, np.ascontiguousarray(wsum), blocks.free, extent, threads
+        )
+        ptr, partptr, final, parts, largest, each = got
+        return Parts(levels, ptr, partptr, final, parts, largest, work=each)
     lp = levelptr[: levels + 1]
     lo, hi = lp[:-1, None], lp[1:, None]
     # each level's first position of each kernel's nodes (and its end): (levels, groups + 1)

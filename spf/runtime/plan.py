@@ -1239,10 +1239,7 @@ class WavefrontKernel(Kernel):
         arrays = {SINK_POS: pos_of, SINK_KEY: key_of, LAST_POS: last_pos, LAST_KEY: last_key}
         sinks(check=False, **arrays, **_pick(sinks, given))
         free = np.repeat(np.asarray(self._free), n // len(self._free))
-        scan = None  # its C loops where the join compiles them anyway (a large loop)
-        if n >= chains.JOIN_NODES and self._make_chains is not None:
-            scan = self._once("_chain_kernel", self._make_chains)[1]
-        got = interleave(parts, pos_of, (last_pos, last_key), free, work, team, scan)
+        got = interleave(parts, pos_of, (last_pos, last_key), free, work, team, self._scan_for(n))
         if len(got.moved):
             found = coarse.estimate(got.parts, total, unit)
             parts, gain = (got.parts, found) if found > gain else (parts, gain)
@@ -1651,8 +1648,16 @@ class WavefrontKernel(Kernel):
             ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work)
             sizes = functools.partial(_given, ptr)
         blocks = coarse.Blocks(shift, n // len(self._free), self._free, runs=self._runs and k == 0)
-        found = coarse.split(corder, cptr, keys, work, blocks, team, wsum)
+        found = coarse.split(corder, cptr, keys, work, blocks, team, wsum, self._scan_for(n))
         return found, int(wsum[-1]), sizes
+
+    def _scan_for(self, n: int) -> ChainScan | None:
+        """The fixed C loops of :mod:`spf.runtime.chain_scan` for a loop of ``n`` nodes large
+        enough to be joined along chains (:data:`spf.runtime.chains.JOIN_NODES`), whose join
+        compiles them anyway, else None (numpy: no compile for a small loop)."""
+        if n < chains.JOIN_NODES or self._make_chains is None:
+            return None
+        return self._once("_chain_kernel", self._make_chains)[1]
 
     def _by_runs(
         self,
