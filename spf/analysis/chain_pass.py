@@ -24,7 +24,7 @@ from spf.analysis.coarse_inspector import (
     _private_local,
     _schedule,
     node_uf,
-    zeroes_in_pass,
+    pulled_into_locals,
 )
 from spf.analysis.inspector import _copy_declarations, with_constraint
 from spf.ir import build
@@ -76,10 +76,11 @@ def build_chain_pass(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     Where every edge is pulled into its row (the sink is the enumerated node, as in a solve)
     and each kernel's edges enumerate one iterator, a row's two maxima run in locals private
     to the node's loop and raise its part's needs once after its edges
-    (:func:`_needs_in_locals`): in memory each edge's ``max`` is a load and a store the C
-    compiler may not keep in a register, the update being conditional. The needs per part,
-    not per node: no array of the nodes' needs to zero, write and gather by parts again
-    (docs/inspection.md, "The chain pass in 32-bit masks")."""
+    (:func:`spf.analysis.coarse_inspector.pulled_into_locals`): in memory each edge's
+    ``max`` is a load and a store the C compiler may not keep in a register, the update
+    being conditional. The needs per part, not per node: no array of the nodes' needs to
+    zero, write and gather by parts again (docs/inspection.md, "The chain pass in 32-bit
+    masks")."""
     names = (CHAIN_PART, CHAIN_LEVEL, CHAIN_SLOT, CHAIN_NEED, CHAIN_NEED_LOW)
     _fresh_names(ir, analysis, (*names, CHAIN_PARTS, CHAIN_LO, CHAIN_HI))
     stage = build.computation(f"{ir.name}_coarse_chains_{analysis.loop}")
@@ -88,7 +89,7 @@ def build_chain_pass(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     for name in (CHAIN_LEVEL, CHAIN_SLOT, CHAIN_NEED, CHAIN_NEED_LOW):
         stage = build.add_data_space(stage, name, NEED_TYPE, (CHAIN_PARTS,))
     edges = _edges(analysis)
-    if _needs_in_locals(stage, analysis, edges):
+    if pulled_into_locals(stage, analysis, edges, (CHAIN_NEED, CHAIN_NEED_LOW)):
         return _chain_pass_in_locals(stage, analysis, edges)
     for k, e in enumerate(edges):
         place = "0" if analysis.groups == 1 else f"0, {e.group}"
@@ -108,21 +109,6 @@ def _crossing(e: _Edge, j: int) -> str:
     src, snk = (f"${CHAIN_SLOT}$({CHAIN_PART}({x}))" for x in (e.src, e.snk))
     later, earlier = (snk, src) if j == 0 else (src, snk)
     return f"${CHAIN_LEVEL}$({CHAIN_PART}({e.src})) & (({later} - {earlier}) >> 31)"
-
-
-def _needs_in_locals(insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]) -> bool:
-    """Whether :func:`_chain_pass_in_locals` applies: no push edge (every edge's sink is
-    the node its loop enumerates), each kernel's edges enumerate one iterator (the locals'
-    loop), and the locals' names are free."""
-    if not zeroes_in_pass(analysis):
-        return False
-    taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
-    for g in range(analysis.groups):
-        if len({e.var for e in edges if e.group == g}) > 1:
-            return False
-        if taken & set(_locals_of(analysis, (CHAIN_NEED, CHAIN_NEED_LOW), g)):
-            return False
-    return True
 
 
 def _chain_pass_in_locals(

@@ -353,16 +353,26 @@ def _runs_in_locals(
     insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge], levels: tuple[str, ...]
 ) -> bool:
     """Whether the pass may keep each node's levels and work in private locals
-    (:func:`_pass_in_locals`): no push edge (every update of a node's levels comes from its
-    own pull edges, which read the levels of earlier nodes only), each kernel's edges
-    enumerate one iterator name (the locals' loop), and the locals' names are free."""
+    (:func:`_pass_in_locals`): :func:`pulled_into_locals` of the locals of ``levels`` and
+    the work."""
+    return pulled_into_locals(insp, analysis, edges, (*levels, WORK))
+
+
+def pulled_into_locals(
+    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge], names: tuple[str, ...]
+) -> bool:
+    """Whether a pass over ``edges`` may keep each node's running ``names`` in locals private
+    to its loop (:func:`_locals_of`), stored after its edges: no push edge (every update of
+    a node's values comes from its own pull edges, which read earlier nodes only), each
+    kernel's edges enumerate one iterator name (the locals' loop), and the locals' names
+    are free in ``insp``."""
     if not zeroes_in_pass(analysis):
         return False
     taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
     for g in range(analysis.groups):
         if len({e.var for e in edges if e.group == g}) > 1:
             return False
-        if taken & set(_locals_of(analysis, (*levels, WORK), g)):
+        if taken & set(_locals_of(analysis, names, g)):
             return False
     return True
 
