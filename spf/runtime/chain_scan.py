@@ -432,6 +432,8 @@ class ChainScan:
         self._buffer = ffi._backend.from_buffer  # ffi.from_buffer minus a Python frame
         self._int32 = ffi.typeof("int32_t[]")
         self._int64 = ffi.typeof("int64_t[]")
+        self._uint8 = ffi.typeof("uint8_t[]")
+        self._float64 = ffi.typeof("double[]")
 
     def _order(self, order: np.ndarray) -> tuple[object, str]:
         """``order`` as a C buffer and the suffix of the functions for its width (a plan's
@@ -500,11 +502,11 @@ class ChainScan:
         reads = (
             self._i64(partptr), parts.parts, self._i64(levelpos), parts.levels, got,
             *(self._i64(np.ascontiguousarray(a, dtype=np.int64)) for a in (pos_of, *last)),
-            self._buffer(self._ffi.typeof("uint8_t[]"), flags, False),
+            self._buffer(self._uint8, flags, False),
             self._i64(np.ascontiguousarray(work, dtype=np.int64)),
         )  # fmt: skip
         into = self._buffer(self._int32 if width == "32" else self._int64, out, True)
-        writes = into, self._i64(moved, True), self._double(wsum), self._i64(allowed, True)
+        writes = into, self._i64(moved, True), self._f64(wsum, True), self._i64(allowed, True)
         fn = getattr(self._lib, f"spf_interleave{width}")
         kept = int(fn(n, *reads, float(weight), *writes, self._i64(bound, True)))
         if kept < 0:
@@ -531,7 +533,7 @@ class ChainScan:
         reads = (
             got, self._i64(np.ascontiguousarray(levelptr[: levels + 1], dtype=np.int64)), levels,
             self._i64(wsum), len(free), extent,
-            self._buffer(self._ffi.typeof("uint8_t[]"), flags, False), threads,
+            self._buffer(self._uint8, flags, False), threads,
         )  # fmt: skip
         into = self._buffer(self._int32 if width == "32" else self._int64, out, True)
         writes = self._i64(ptr, True), self._i64(partptr, True), into
@@ -549,14 +551,13 @@ class ChainScan:
         flat = np.ascontiguousarray(targets, dtype=np.float64).ravel()
         j = np.empty(len(flat), dtype=np.int64)
         self._lib.spf_search_allowed(
-            self._buffer(self._ffi.typeof("double[]"), wsum, False), self._i64(allowed),
-            len(allowed), self._buffer(self._ffi.typeof("double[]"), flat, False), len(flat),
+            self._f64(wsum), self._i64(allowed), len(allowed), self._f64(flat), len(flat),
             self._i64(j, True),
         )  # fmt: skip
         return j.reshape(np.shape(targets))
 
-    def _double(self, a: np.ndarray) -> object:
-        return self._buffer(self._ffi.typeof("double[]"), a, True)
+    def _f64(self, a: np.ndarray, writable: bool = False) -> object:
+        return self._buffer(self._float64, a, writable)
 
     def gather(
         self, order: np.ndarray, start: np.ndarray, size: np.ndarray, nodes: int

@@ -218,6 +218,12 @@ class Blocks:
     neighbouring positions of a level hold rows that are not (a conservative test that
     needs no block array)."""
 
+    @property
+    def by_rows(self) -> bool:
+        """Whether :func:`split` cuts the levels by row (:func:`_split_by_rows`): run blocks
+        of kernels fused into one loop, some free and some not."""
+        return self.runs and 0 < sum(self.free) < len(self.free)
+
     def key_at(self, order: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """The block of the node at each of ``positions`` of ``order`` as a number,
         nondecreasing along a level (whose nodes increase): with :attr:`runs`, the node less
@@ -259,13 +265,7 @@ def split(
     written, none padded to the rows). ``scan``: fixed C for the cut by rows of kernels
     fused into one loop (:func:`_split_by_rows`), where given."""
     n = len(order)
-    if (
-        n
-        and levels
-        and blocks is not None
-        and blocks.runs
-        and 0 < sum(blocks.free) < len(blocks.free)
-    ):
+    if n and levels and blocks is not None and blocks.by_rows:
         return _split_by_rows(order, levelptr, levels, work, blocks, threads, wsum, scan)
     if n == 0 or levels == 0:
         empty = np.zeros(0, dtype=np.int64)

@@ -1289,9 +1289,13 @@ class WavefrontKernel(Kernel):
             return parts, gain
         pass_k, scan = self._once("_chain_kernel", self._make_chains)
         level, slot = chains.part_tables(parts)
-        reads: dict[str, object] = {CHAIN_PART: chains.chain_parts(parts, n, scan)}
-        reads[CHAIN_LEVEL] = level
-        reads |= {CHAIN_SLOT: slot, CHAIN_PARTS: parts.parts, **_pick(pass_k, given)}
+        reads: dict[str, object] = {
+            CHAIN_PART: chains.chain_parts(parts, n, scan),
+            CHAIN_LEVEL: level,
+            CHAIN_SLOT: slot,
+            CHAIN_PARTS: parts.parts,
+            **_pick(pass_k, given),
+        }
         halves: list[np.ndarray] = []
 
         def half(lo: int, hi: int) -> None:  # each half raises needs of its own
@@ -1301,7 +1305,7 @@ class WavefrontKernel(Kernel):
             halves.append(need)
 
         in_halves(half, n // 2, n)
-        need = np.maximum(halves[0], halves[1])
+        need = np.maximum.reduce(halves)
         got = chains.join(parts, (need[0], need[1]), work, total, unit, gain, scan)
         return got.parts, got.gain
 
@@ -1648,7 +1652,8 @@ class WavefrontKernel(Kernel):
             ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work)
             sizes = functools.partial(_given, ptr)
         blocks = coarse.Blocks(shift, n // len(self._free), self._free, runs=self._runs and k == 0)
-        found = coarse.split(corder, cptr, keys, work, blocks, team, wsum, self._scan_for(n))
+        scan = self._scan_for(n) if blocks.by_rows else None  # its C loops cut by rows
+        found = coarse.split(corder, cptr, keys, work, blocks, team, wsum, scan)
         return found, int(wsum[-1]), sizes
 
     def _scan_for(self, n: int) -> ChainScan | None:
