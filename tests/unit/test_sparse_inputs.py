@@ -355,3 +355,40 @@ def test_matrix_market_entry_count_beyond_memory(tmp_path: Path) -> None:
     path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 5000000000\n1 1 2\n")
     with pytest.raises(spf.ArgumentError, match=r"the 5000000000 entries of the size line take"):
         spf.sparse.read_matrix_market(path)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bcsr_args_equal_scipys_blocks(seed: int) -> None:
+    """``bcsr_args`` finds the blocks itself (scipy's ``tobsr`` allocates an array of the
+    block columns' extent): the same arrays as ``tobsr`` of the zero-padded matrix, with
+    duplicates, explicit zeros, empty rows and shapes that leave partial blocks."""
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        n, m = (int(v) for v in rng.integers(1, 30, 2))
+        nnz = int(rng.integers(0, n * m + 1))
+        rows, cols = rng.integers(0, n, nnz), rng.integers(0, m, nnz)
+        a = sp.coo_array((rng.choice([0.0, 1.0, -2.5], nnz), (rows, cols)), shape=(n, m))
+        r, c = (int(v) for v in rng.integers(1, 6, 2))
+        got = spf.sparse.bcsr_args(a, r, c)
+        nb, mb = -(-n // r), -(-m // c)
+        padded = sp.csr_array((a.data, (a.row, a.col)), shape=(nb * r, mb * c))
+        padded.sum_duplicates()
+        bsr = padded.tobsr(blocksize=(r, c))
+        bsr.sort_indices()
+        assert (got["NB"], got["MB"], got["NNZB"]) == (nb, mb, bsr.nnz // (r * c))
+        assert np.array_equal(got["browptr"], bsr.indptr)
+        assert np.array_equal(got["bcol"], bsr.indices)
+        assert np.array_equal(got["A"], bsr.data.reshape(-1))
+
+
+def test_bcsr_args_of_a_wide_hypersparse_matrix() -> None:
+    """Two entries among 3e9 columns: the blocks of the entries alone (scipy's ``tobsr``
+    took 13 s and 750M bytes of scratch for them)."""
+    wide = 3_000_000_000
+    m = sp.coo_array(([1.0, 2.0], ([0, 1], [wide - 1, 5])), shape=(3, wide))
+    got = spf.sparse.bcsr_args(m, 1, 4)
+    assert got["bcol"].dtype == np.int32
+    assert got["bcol"].tolist() == [749_999_999, 1]
+    assert got["browptr"].tolist() == [0, 1, 2, 2]
+    assert got["MB"] == 750_000_000
+    assert got["A"].tolist() == [0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0]
