@@ -359,10 +359,10 @@ def bcsr_args(
                 f"bcsr_args: block size {name} must be a positive int, got {value!r}"
             )
     r, c = int(R), int(C)
-    m = _csr(matrix, "bcsr_args")
+    m, rows = _entries(matrix, "bcsr_args")
     n, cols = (int(d) for d in m.shape)
     nb, mb = -(-n // r), -(-cols // c)
-    block, inside, brow, bcol = _blocks(m, r, c)
+    block, inside, brow, bcol = _blocks(m, rows, (r, c), (nb, mb))
     nnzb = len(bcol)
     dtype = _index_dtype(index_dtype, max(nb, mb, nnzb * r * c), "bcsr_args")
     values = np.zeros(nnzb * r * c, dtype=np.float64)
@@ -381,21 +381,21 @@ def bcsr_args(
 
 
 def _blocks(
-    m: Any, r: int, c: int
+    m: Any, rows: np.ndarray[Any, Any], size: tuple[int, int], extents: tuple[int, int]
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """The ``r x c`` blocks of canonical CSR ``m`` that hold a stored entry: each entry's
+    """The ``r x c`` blocks (``size``) of canonical CSR ``m`` (its entries' ``rows``;
+    ``extents``: the block rows and columns) that hold a stored entry: each entry's
     block (numbered in block-row-major order) and its place inside it (``c*ii + jj``), and
     each block's block row and block column. O(nnz) memory and a stable sort of the entries
     by block (a block row's ``r`` rows are runs already sorted by column): no array of the
     block columns' extent, which scipy's ``tobsr`` allocates (13 s for two entries among
     3e9 columns)."""
-    rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+    (r, c), (nb, mb) = size, extents
     col = np.asarray(m.indices, dtype=np.int64)
     brow, bcol = rows // r, col // c
-    mb = -(-int(m.shape[1]) // c)
     if r == 1:  # CSR's order is the blocks' already
         order = np.arange(len(col), dtype=np.int64)
-    elif (int(m.shape[0]) // r + 1) * mb <= np.iinfo(np.int64).max:
+    elif nb * mb <= np.iinfo(np.int64).max:
         order = np.argsort(brow * mb + bcol, kind="stable")
     else:
         order = np.lexsort((bcol, brow))
