@@ -164,6 +164,11 @@ class DistributedKernel:
         self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
             self._load()
+            if self.layout.accesses:
+                # built with the executor, not at the first call: a program whose rank 0
+                # compiles before the others (which then load both from the cache) or that
+                # compiles before timing its first call finds no compiler run in the call
+                self._inspector()
 
     def __repr__(self) -> str:
         return f"<DistributedKernel {self.name} over loop {self.layout.loop}>"
@@ -242,7 +247,7 @@ class DistributedKernel:
         self.path, self.command, self.compiler_output = built.path, built.command, built.stderr
 
     def _inspector(self) -> Any:
-        """The compiled inspector (a :class:`spf.runtime.Kernel`, built at first use)."""
+        """The compiled inspector (a :class:`spf.runtime.Kernel`, built with the executor)."""
         if self._inspector_kernel is None:
             from spf.runtime.compile import compile_kernel
 

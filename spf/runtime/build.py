@@ -185,19 +185,25 @@ def build(
         return BuildResult(entry.library, canonical, entry.source, entry.read_log(), True)
     try:
         entry.directory.mkdir(parents=True, exist_ok=True)
-        atomic_write(entry.source, source)
-        tmp_lib = entry.temp_path(".so")
     except OSError as err:
         raise _unwritable(root, err) from None
-    cmd = [*argv, *flags, "-o", str(tmp_lib), str(entry.source), "-lm"]
-    try:
-        stderr = _run_compiler(cmd, name, entry)
+    with entry.building():
+        if not rebuild and entry.trusted(source):  # built by another process meanwhile
+            return BuildResult(entry.library, canonical, entry.source, entry.read_log(), True)
         try:
-            entry.install(tmp_lib)
-        except OSError as err:  # a full disk, the directory removed meanwhile
+            atomic_write(entry.source, source)
+            tmp_lib = entry.temp_path(".so")
+        except OSError as err:
             raise _unwritable(root, err) from None
-    finally:
-        remove_quietly(tmp_lib)
+        cmd = [*argv, *flags, "-o", str(tmp_lib), str(entry.source), "-lm"]
+        try:
+            stderr = _run_compiler(cmd, name, entry)
+            try:
+                entry.install(tmp_lib)
+            except OSError as err:  # a full disk, the directory removed meanwhile
+                raise _unwritable(root, err) from None
+        finally:
+            remove_quietly(tmp_lib)
     return BuildResult(entry.library, canonical, entry.source, stderr, False)
 
 

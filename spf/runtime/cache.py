@@ -4,7 +4,9 @@ Layout: ``<cache>/<key[:2]>/<name>-<key[:16]>.{c,so,sha256,log}`` where ``key`` 
 of spf's version, the compiler's version, the machine (when ``-march=native`` is used), the
 compiler flags and the source. Every file is written to a temporary name in the same directory
 and moved into place with :func:`os.replace`, so readers never see a partial file and
-concurrent writers of the same key both succeed (they write the same bytes).
+concurrent writers of the same key both succeed (they write the same bytes); a build holds
+the entry's lock (:meth:`CacheEntry.building`), so processes asking for one library at once
+run the compiler once.
 
 A cached library is used only when it can be trusted (:meth:`CacheEntry.trusted`): the source
 kept next to it is exactly the source asked for, and the library's sha256 is the one recorded
@@ -15,13 +17,14 @@ or an entry from a version of spf that wrote no digest is rebuilt, never loaded.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import os
 import platform
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from spf._cachedir import CACHE_ENV as CACHE_ENV
@@ -128,6 +131,22 @@ class CacheEntry:
         except (OSError, UnicodeDecodeError):
             return False
         return kept == source and recorded == actual
+
+    @contextlib.contextmanager
+    def building(self) -> Iterator[None]:
+        """Hold the entry's build lock (``flock`` on ``<stem>.lock``) while a process builds
+        it: the ranks of an MPI job or the workers of a test run asking for one library at
+        once run the compiler once, the others waiting, then finding it :meth:`trusted`. A
+        file system without ``flock`` builds unlocked, as concurrent writers always could."""
+        try:
+            handle = open(self.directory / f"{self.stem}.lock", "a")  # noqa: SIM115
+        except OSError:
+            yield
+            return
+        with handle:
+            with contextlib.suppress(OSError):
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield  # closing the file releases the lock
 
     def install(self, built: Path) -> None:
         """Record ``built``'s digest, then move it into place as the cached library."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -302,6 +303,26 @@ def test_concurrent_builds_from_two_processes(cache: Path) -> None:
     leftovers = list(cache.rglob(".*"))
     assert leftovers == []
     assert len(list(cache.rglob("*.so"))) == len(sources)
+
+
+def test_builds_of_one_library_at_once_run_the_compiler_once(cache: Path, tmp_path: Path) -> None:
+    """The ranks of an MPI job (or a test run's workers) asking for one library at the same
+    time: one compiles under the entry's lock, the others wait, then load its library."""
+    runs = tmp_path / "runs"
+    wrapper = tmp_path / "slow-gcc"
+    wrapper.write_text(
+        f'#!/bin/sh\ncase " $* " in *" -o "*) echo run >> {runs}; sleep 0.5;; esac\nexec gcc "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    job = functools.partial(build_c, name="dense_mv", cache_dir=str(cache), compiler=str(wrapper))
+    with ThreadPoolExecutor(3) as pool:
+        paths = list(pool.map(job, [DENSE_MV_SRC] * 3))
+    assert len(set(paths)) == 1
+    assert runs.read_text().splitlines() == ["run"]
+    kernel = Kernel(DENSE_MV, DENSE_MV_SRC, paths[0], "")
+    A, x, y = RNG.random((6, 5)), RNG.random(5), np.zeros(6)
+    kernel(y=y, A=A, x=x)
+    np.testing.assert_allclose(y, A @ x)
 
 
 def test_compile_error_carries_command_source_and_stderr(cache: Path) -> None:
