@@ -37,6 +37,8 @@ def survey(
     _declarations(src, fn, types, found)
     for node in nodes(fn.body):
         _visit(src, types, node, found)
+    found.strict_index.update(subscripted_arrays(fn.body))
+    found.index_use.update(found.strict_index)
     _check_iterators(src, found)
     _follow_pointers(found)
     variables, written = found.variables, found.written
@@ -105,8 +107,6 @@ def _visit(src: Source, types: Types, node: Any, found: _Found) -> None:
         _declaration(src, types, node, found)
     elif isinstance(node, c_ast.For):
         _loop_header(node, found)
-    elif isinstance(node, c_ast.ArrayRef):
-        found.strict_index.update(array_names(node.subscript))
     elif isinstance(node, c_ast.If):
         found.index_use.update(array_names(node.cond))
     elif isinstance(node, c_ast.Assignment):
@@ -120,7 +120,6 @@ def _visit(src: Source, types: Types, node: Any, found: _Found) -> None:
             )
     elif isinstance(node, c_ast.UnaryOp) and node.op in _INCREMENTS:
         _count(found, node.expr)
-    found.index_use.update(found.strict_index)
 
 
 def _declaration(src: Source, types: Types, node: Any, found: _Found) -> None:
@@ -202,6 +201,30 @@ def _check_iterators(src: Source, found: _Found) -> None:
             raise error_at(src, None, f"loop variable {it!r} is not declared", "declare it as int")
         if var.rank or not is_integer(var.base) or var.role != "local":
             raise src.error(var.node, f"loop variable {it!r} must be a local integer variable")
+
+
+def subscripted_arrays(node: Any) -> set[str]:
+    """Names of the arrays subscripted inside some subscript of ``node`` (``x[col[k]]``:
+    ``col``), in one walk: asking :func:`array_names` of every subscript walked a subscript
+    nested ``d`` deep ``d`` times (``x[x[x[...]]]``)."""
+    out: set[str] = set()
+    stack: list[tuple[Any, bool]] = [(node, False)]
+    while stack:
+        n, inside = stack.pop()
+        if n is None:
+            continue
+        if isinstance(n, c_ast.ArrayRef):
+            if inside:
+                base = n.name
+                while isinstance(base, c_ast.ArrayRef):
+                    base = base.name
+                if isinstance(base, c_ast.ID):
+                    out.add(base.name)
+            stack.append((n.name, inside))
+            stack.append((n.subscript, True))
+            continue
+        stack.extend((child, inside) for _, child in n.children())
+    return out
 
 
 def array_names(node: Any) -> set[str]:
