@@ -483,7 +483,7 @@ def _pair_relations(
     touching: dict[tuple[int, int, int, int], Set] = {}
     out: list[_Found] = []
     for kind, src_kind, snk_kind in KINDS:
-        found: dict[str, tuple[Set, set[int]]] = {}
+        found: dict[str, tuple[list[Set], set[int]]] = {}
         for a_idx, (ds_a, a_rel) in enumerate(getattr(src, src_kind)):
             for b_idx, (ds_b, b_rel) in enumerate(getattr(snk, snk_kind)):
                 matched = match(ir, ds_a, a_rel, ds_b, b_rel)
@@ -507,16 +507,11 @@ def _pair_relations(
                 pieces = _ordered_pieces(orig, touching[key], tied)
                 if not pieces:
                     continue
-                pairs = pieces[0][1]
-                for _, p in pieces[1:]:
-                    pairs = pairs.union(p)
-                old = found.get(ds)
-                levels = {d for d, _ in pieces if d is not None}
-                if old is not None:
-                    pairs, levels = old[0].union(pairs), levels | old[1]
-                found[ds] = (pairs, levels)
-        for ds, (pairs, levels) in sorted(found.items()):
-            out.append((kind, ds, pairs, tuple(sorted(levels))))
+                parts, levels = found.setdefault(ds, ([], set()))
+                parts.extend(p for _, p in pieces)  # united once, below
+                levels.update(d for d, _ in pieces if d is not None)
+        for ds, (parts, levels) in sorted(found.items()):
+            out.append((kind, ds, parts[0].union_all(parts[1:]), tuple(sorted(levels))))
     return tuple(out)
 
 

@@ -314,6 +314,35 @@ def lift_pair(a: Body, b: Body) -> tuple[Body, Body]:
     )
 
 
+def lift_all(bodies: Sequence[Body]) -> list[Body]:
+    """``bodies`` (same tuple) over one space: the hidden vars and terms of all, in order
+    (:func:`lift_pair` of two)."""
+    nt = bodies[0].n_tuple
+    n_hidden = sum(len(b.hidden) for b in bodies)
+    n_terms = sum(len(b.terms) for b in bodies)
+    hidden: tuple[str, ...] = ()
+    terms: tuple[Term, ...] = ()
+    orders: list[list[int | None]] = []
+    for b in bodies:
+        e0, u0, eb, ub = len(hidden), len(terms), len(b.hidden), len(b.terms)
+        terms += shifted_terms(b, 0, e0, u0)
+        hidden += b.hidden
+        orders.append(
+            list(range(nt))
+            + [None] * e0
+            + list(range(nt, nt + eb))
+            + [None] * (n_hidden - e0 - eb)
+            + [None] * u0
+            + list(range(nt + eb, nt + eb + ub))
+            + [None] * (n_terms - u0 - ub)
+        )
+    kinds = (nt, n_hidden, n_terms)
+    return [
+        Body(b.names, b.n_in, hidden, terms, permute_dims(b.iset, order, kinds, iset_text(b)))
+        for b, order in zip(bodies, orders, strict=True)
+    ]
+
+
 # ----------------------------------------------------------------------------- canonical form
 def canonical(body: Body) -> Body:
     """Merge equal calls, drop what constrains nothing, order the calls, name loose slots.
@@ -567,28 +596,34 @@ def _dedupe_names(body: Body) -> Body:
 
 
 def _merge_duplicates(body: Body) -> Body:
+    """Equal calls made one: each call equal to an earlier one is dropped, its value equated
+    to the first's and its symbol replaced by the first's in the other calls' arguments.
+    Every duplicate of a round goes at once (one intersection, one reorganisation: a union
+    of bodies calling the same functions brings one duplicate per call, each of which cost
+    both when merged one at a time); a replacement may make two calls equal that were not
+    (``f(g(i))`` and ``f(g'(i))``), so rounds repeat until none is found."""
     while True:
-        seen: dict[tuple[str, tuple[Aff, ...]], int] = {}
-        dup: tuple[int, int] | None = None
+        first: dict[tuple[str, tuple[Aff, ...]], int] = {}
+        dropped: dict[int, int] = {}
         for k, key in enumerate(body.terms):
-            if key in seen:
-                dup = (seen[key], k)
-                break
-            seen[key] = k
-        if dup is None:
+            if key in first:
+                dropped[k] = first[key]
+            else:
+                first[key] = k
+        if not dropped:
             return body
-        a, b = dup
-        body = body.with_iset(body.iset.intersect(body.space_set(f"__u{a} = __u{b}")))
+        same = " and ".join(f"__u{a} = __u{b}" for b, a in dropped.items())
+        body = body.with_iset(body.iset.intersect(body.space_set(same)))
         nt, ne = body.n_tuple, len(body.hidden)
         body = reorganize(
             body,
             tuple_src=list(range(nt)),
             hidden_src=list(range(nt, nt + ne)),
-            term_src=[k for k in range(len(body.terms)) if k != b],
+            term_src=[k for k in range(len(body.terms)) if k not in dropped],
             names=body.names,
             hidden=body.hidden,
             n_in=body.n_in,
-            subst={usym(b): usym(a).aff()},
+            subst={usym(b): usym(a).aff() for b, a in dropped.items()},
         )
 
 

@@ -8,7 +8,7 @@ UF call one value dimension. Affinity is checked here, with carets into the sour
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from spf.clang import isl_reserved
 from spf.errors import ArityError, InternalError, ParseError, UndeclaredError
 from spf.sets import affine
 from spf.sets import syntax as ast
-from spf.sets.body import Body, Term, canonical, lift_pair
+from spf.sets.body import Body, Term, canonical, lift_all
 from spf.sets.calls import component_name
 from spf.sets.linear import esym, sym, to_isl, tsym, usym
 
@@ -225,26 +225,41 @@ def _src(text: str, node: ast.Expr) -> str:
 def convert(doc: ast.Document, ufs: Mapping[str, UF] | None, arities: dict[str, int]) -> Body:
     """The canonical body of a parsed document; ``arities`` collects inferred UF arities."""
     bodies = [convert_piece(doc.text, p, ufs, arities) for p in doc.pieces]
-    out = bodies[0]
+    first = bodies[0]
     for piece, body in zip(doc.pieces[1:], bodies[1:], strict=True):
-        if (body.n_in, body.n_tuple) != (out.n_in, out.n_tuple):
+        if (body.n_in, body.n_tuple) != (first.n_in, first.n_tuple):
             raise ArityError(
                 "the parts of a union must have the same tuple arities\n"
                 + caret(doc.text, piece.span)
             )
-        out = union_bodies(out, body)
-    return out
+    return union_many(bodies)
 
 
 def union_bodies(a: Body, b: Body) -> Body:
     """``a | b`` (same arities); positions named as in ``a``, else as in ``b``."""
-    la, lb = lift_pair(a, b)
-    taken = {n for n in a.names if n is not None}
-    names = tuple(
-        na if na is not None else (nb if nb is not None and nb not in taken else None)
-        for na, nb in zip(a.names, b.names, strict=True)
-    )
-    return canonical(Body(names, a.n_in, la.hidden, la.terms, la.iset.union(lb.iset)))
+    return union_many([a, b])
+
+
+def union_many(bodies: Sequence[Body]) -> Body:
+    """The union of ``bodies`` (same arities, at least one), made canonical once (one at a
+    time, each union's canonical form merged the calls of every body before it again:
+    quadratic in the parts); a position is named as in the first body naming it with a name
+    no body before it used."""
+    if len(bodies) == 1:
+        return bodies[0]
+    lifted = lift_all(bodies)
+    names = list(bodies[0].names)
+    for b in bodies[1:]:
+        taken = {n for n in names if n is not None}
+        names = [
+            na if na is not None else (nb if nb is not None and nb not in taken else None)
+            for na, nb in zip(names, b.names, strict=True)
+        ]
+    iset = lifted[0].iset
+    for lb in lifted[1:]:
+        iset = iset.union(lb.iset)
+    a = lifted[0]
+    return canonical(Body(tuple(names), a.n_in, a.hidden, a.terms, iset))
 
 
 def convert_piece(

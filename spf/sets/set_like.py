@@ -137,20 +137,30 @@ class _SetLike:
     def _merged_ufs(self, other: _SetLike) -> dict[str, UF]:
         """The declarations of both operands (they must agree, and so must the ways the
         two call each UF: its arity, and whether it returns a tuple)."""
+        return self._merged_ufs_all([other])
+
+    def _merged_ufs_all(self, others: Sequence[_SetLike]) -> dict[str, UF]:
+        """:meth:`_merged_ufs` of this operand and each of ``others``: every two agree."""
         out = dict(self._ufs)
-        for name, decl in other._ufs.items():
-            if name in out and out[name] != decl:
-                raise VerifyError(
-                    f"conflicting declarations of UF {name!r}: {out[name]} and {decl}"
-                )
-            out[name] = decl
-        mine, theirs = call_signatures(self._body.terms), call_signatures(other._body.terms)
-        for name in sorted(mine.keys() & theirs.keys()):
-            if mine[name] != theirs[name]:
-                raise ArityError(
-                    f"UF {name!r} is called as {_signature_text(name, mine[name])} in {self} "
-                    f"but as {_signature_text(name, theirs[name])} in {other}"
-                )
+        sigs = call_signatures(self._body.terms)
+        where: dict[str, _SetLike] = dict.fromkeys(sigs, self)
+        for other in others:
+            for name, decl in other._ufs.items():
+                if name in out and out[name] != decl:
+                    raise VerifyError(
+                        f"conflicting declarations of UF {name!r}: {out[name]} and {decl}"
+                    )
+                out[name] = decl
+            theirs = call_signatures(other._body.terms)
+            for name in sorted(sigs.keys() & theirs.keys()):
+                if sigs[name] != theirs[name]:
+                    raise ArityError(
+                        f"UF {name!r} is called as {_signature_text(name, sigs[name])} in "
+                        f"{where[name]} but as {_signature_text(name, theirs[name])} in {other}"
+                    )
+            for name, sig in theirs.items():
+                sigs.setdefault(name, sig)
+                where.setdefault(name, other)
         return out
 
     def _check_same_arity(self, other: _SetLike, what: str) -> None:
@@ -166,11 +176,25 @@ class _SetLike:
 
     def union(self: _T, other: _T | str) -> _T:
         """Points in either."""
-        from spf.sets.convert import union_bodies
+        return self.union_all([other])
 
-        o = self._coerce(other, "union")
-        self._check_same_arity(o, "union")
-        return self._make(union_bodies(self._body, o._body), self._merged_ufs(o))
+    def union_all(self: _T, others: Sequence[_T | str]) -> _T:
+        """Points in this or any of ``others``: ``union`` of each in turn, made canonical
+        once (one at a time, each union merged the calls of all the operands before it
+        again: quadratic in the operands).
+
+        >>> Set("{[i]: i = 1}").union_all(["{[i]: i = 3}", "{[i]: i = 5}"]).points()
+        [(1,), (3,), (5,)]
+        """
+        from spf.sets.convert import union_many
+
+        if not others:
+            return self
+        operands = [self._coerce(o, "union") for o in others]
+        for o in operands:
+            self._check_same_arity(o, "union")
+        body = union_many([self._body, *(o._body for o in operands)])
+        return self._make(body, self._merged_ufs_all(operands))
 
     def hull(self: _T) -> _T:
         """One conjunction that contains every point: the convex hull of the set with its UF

@@ -533,6 +533,27 @@ def test_union_is_set_union(c: CSR, index: int) -> None:
     assert set(enumerate_set(united(index), c)) == expected
 
 
+@functools.cache
+def united_all(dom: str) -> tuple[Set, Set]:
+    """The domain ``dom`` united with every union case over it at once (``union_all``),
+    and one case at a time."""
+    texts = [text for d, text, _ in UNION_CASES if d == dom]
+    chained = domain_set(dom)
+    for text in texts:
+        chained = chained.union(text)
+    return domain_set(dom).union_all(texts), chained
+
+
+@PROPERTY
+@given(c=csr_matrices(), dom=st.sampled_from(sorted({d for d, _, _ in UNION_CASES})))
+def test_union_all_is_the_union_of_every_operand(c: CSR, dom: str) -> None:
+    at_once, chained = united_all(dom)
+    expected = DOMAINS[dom].oracle(c).union(*(f(c) for d, _, f in UNION_CASES if d == dom))
+    check_membership(at_once, expected, c)
+    assert set(enumerate_set(at_once, c)) == expected
+    assert at_once.is_equal(chained)
+
+
 # ================================================================= emptiness with CSR data
 @dataclass(frozen=True)
 class Claim:
