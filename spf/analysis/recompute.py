@@ -68,10 +68,7 @@ def _before(timing: _Timing, pairs: Set, op: str) -> Set | None:
     pieces = timing.levels(pairs, op)
     if not pieces:
         return None
-    out = pieces[0][1]
-    for _, p in pieces[1:]:
-        out = out.union(p)
-    return out
+    return pieces[0][1].union_all([p for _, p in pieces[1:]])
 
 
 def flow_footprint(

@@ -179,9 +179,7 @@ def storage_dependences(ir: ComputationIR) -> list[Dependence]:
                 pieces = timing.levels(alias, "<")
                 if not pieces:
                     continue
-                pairs = pieces[0][1]
-                for _, p in pieces[1:]:
-                    pairs = pairs.union(p)
+                pairs = pieces[0][1].union_all([p for _, p in pieces[1:]])
                 levels = tuple(sorted(d for d, _ in pieces))
                 names = [_loop_name(a.stmt, width, d) for d in levels]
                 out.append(

@@ -455,9 +455,7 @@ def _check_statement(
         for b in range(a + 1, len(runs)):
             if not runs[a].intersect(runs[b]).is_empty():
                 raise _UnverifiedError(name, f"statement {name} is executed twice")
-    total = runs[0]
-    for run in runs[1:]:
-        total = total.union(run)
+    total = runs[0].union_all(runs[1:])
     if not _subset(total, domain) or not _subset(domain, total):
         raise _UnverifiedError(
             name, f"the loops execute {total} for statement {name}, whose domain is {domain}"
