@@ -19,6 +19,7 @@ Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A ca
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,7 +123,22 @@ class DistributedKernel:
         self._entry: str | None = None
         """The key of its remembered entry (:mod:`spf.distributed.remembered`), None when
         not remembered (``build=False``, or no MPI compiler)."""
-        recalled = self._recall(comp, check) if build else None
+        # a rank making an entry another is making waits for it, then loads it (_recall)
+        with contextlib.ExitStack() as making:
+            self._construct(comp, check, build, openmp, making)
+
+    def _construct(
+        self,
+        comp: ComputationIR,
+        check: bool,
+        build: bool,
+        openmp: bool,
+        making: contextlib.ExitStack[Any],
+    ) -> None:
+        """The construction ``__init__`` runs, ``making`` holding the remembered entry's
+        lock when this process makes the entry (:meth:`_recall`)."""
+        dist = self.distribution
+        recalled = self._recall(comp, check, making) if build else None
         generated = (
             recalled.generated if recalled is not None else _generate(comp, dist, self.name, check)
         )
@@ -207,12 +223,27 @@ class DistributedKernel:
 
         return compiler_argv(MPICC, "c"), compile_flags(openmp=self._openmp, cflags=self._cflags)
 
-    def _recall(self, comp: ComputationIR, check: bool) -> remembered.Remembered | None:
-        """The remembered construction of this state, if any (keyed in :attr:`_entry`)."""
+    def _recall(
+        self, comp: ComputationIR, check: bool, making: contextlib.ExitStack[Any]
+    ) -> remembered.Remembered | None:
+        """The remembered construction of this state, if any (keyed in :attr:`_entry`).
+        On a miss it takes the entry's lock into ``making`` (held until the construction is
+        stored) and looks again: the ranks of a job compiling one kernel at once make it
+        once, the others loading what the first stored instead of generating it too."""
+        from spf.runtime.cache import file_lock
+        from spf.runtime.warm import entry_path
+
         argv, flags = self._build_command()
         self._entry = remembered.key(comp, self.distribution, self.name, check, argv=argv,
                                      flags=flags)  # fmt: skip
-        return None if self._entry is None else remembered.load(self._entry, self._cache_dir)
+        if self._entry is None:
+            return None
+        found = remembered.load(self._entry, self._cache_dir)
+        if found is None:
+            lock = entry_path(self._entry, self._cache_dir).with_suffix(".lock")
+            making.enter_context(file_lock(lock))
+            found = remembered.load(self._entry, self._cache_dir)
+        return found
 
     def _load(self) -> None:
         from spf.runtime.build import build

@@ -132,21 +132,12 @@ class CacheEntry:
             return False
         return kept == source and recorded == actual
 
-    @contextlib.contextmanager
-    def building(self) -> Iterator[None]:
-        """Hold the entry's build lock (``flock`` on ``<stem>.lock``) while a process builds
-        it: the ranks of an MPI job or the workers of a test run asking for one library at
-        once run the compiler once, the others waiting, then finding it :meth:`trusted`. A
-        file system without ``flock`` builds unlocked, as concurrent writers always could."""
-        try:
-            handle = open(self.directory / f"{self.stem}.lock", "a")  # noqa: SIM115
-        except OSError:
-            yield
-            return
-        with handle:
-            with contextlib.suppress(OSError):
-                fcntl.flock(handle, fcntl.LOCK_EX)
-            yield  # closing the file releases the lock
+    def building(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the entry's build lock (:func:`file_lock` on ``<stem>.lock``) while a process
+        builds it: the ranks of an MPI job or the workers of a test run asking for one
+        library at once run the compiler once, the others waiting, then finding it
+        :meth:`trusted`."""
+        return file_lock(self.directory / f"{self.stem}.lock")
 
     def install(self, built: Path) -> None:
         """Record ``built``'s digest, then move it into place as the cached library."""
@@ -158,6 +149,24 @@ class CacheEntry:
             return self.log.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created, with its folder, when missing) for
+    the block: processes making one cached thing at once make it once, the others waiting.
+    Where the lock cannot be taken (a folder that cannot be written, a file system without
+    ``flock``) the block runs unlocked, as concurrent writers of the cache always could."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a")  # noqa: SIM115
+    except OSError:
+        yield
+        return
+    with handle:
+        with contextlib.suppress(OSError):
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield  # closing the file releases the lock
 
 
 def atomic_write(path: Path, text: str) -> None:

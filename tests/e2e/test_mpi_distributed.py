@@ -834,3 +834,38 @@ def test_a_parallel_reduction_keeps_its_option_in_the_ranks_local_computation() 
     private.distribute_rows("i", data={"y": 0, "x": 0})
     with pytest.raises(CodegenError, match=r"reduction='privatize'.*use parallelize\('i', reduc"):
         private.codegen("mpi")
+
+
+@pytest.mark.requires_mpi
+def test_processes_compiling_one_distributed_kernel_at_once_make_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranks compiling the same row-distributed kernel at the same time: one generates it
+    and stores its remembered entry under the entry's lock, the others wait and load it,
+    inspector included (threads stand for the ranks: each holds the lock through its own
+    open file, as a process does)."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from spf.distributed import kernel as dk
+
+    made: list[str] = []
+    lock = threading.Lock()
+    generate = dk._generate
+
+    def slow_generate(*args: object, **kwargs: object) -> object:
+        with lock:
+            made.append(threading.current_thread().name)
+        time.sleep(0.5)  # long enough for the other threads to miss the entry too
+        return generate(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dk, "_generate", slow_generate)
+    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path / "cache"))
+    comp = spf.mpi.spmv(spf.formats.builtin("CSR"))
+    with ThreadPoolExecutor(3) as pool:
+        built = list(pool.map(lambda _: comp.compile(target="mpi"), range(3)))
+    assert len(made) == 1
+    assert len({k.path for k in built}) == 1
+    assert all(k.layout.accesses for k in built)
+    assert all(k._inspector_kernel is not None for k in built)  # built with the executor
