@@ -235,11 +235,6 @@ def convert(doc: ast.Document, ufs: Mapping[str, UF] | None, arities: dict[str, 
     return union_many(bodies)
 
 
-def union_bodies(a: Body, b: Body) -> Body:
-    """``a | b`` (same arities); positions named as in ``a``, else as in ``b``."""
-    return union_many([a, b])
-
-
 def union_many(bodies: Sequence[Body]) -> Body:
     """The union of ``bodies`` (same arities, at least one), made canonical once (one at a
     time, each union's canonical form merged the calls of every body before it again:
