@@ -125,14 +125,13 @@ class DistributedKernel:
         not remembered (``build=False``, or no MPI compiler)."""
         # a rank making an entry another is making waits for it, then loads it (_recall)
         with contextlib.ExitStack() as making:
-            self._construct(comp, check, build, openmp, making)
+            self._construct(comp, check, build, making)
 
     def _construct(
         self,
         comp: ComputationIR,
         check: bool,
         build: bool,
-        openmp: bool,
         making: contextlib.ExitStack[Any],
     ) -> None:
         """The construction ``__init__`` runs, ``making`` holding the remembered entry's
@@ -176,7 +175,7 @@ class DistributedKernel:
         self._keep = np.zeros(max(8, keep_size(self._local_sig, self.layout)), dtype=np.uint8)
         """The accumulators a call saves at the verdict point (the executor's ``spf_keep``)."""
         self._keep_ptr: Any = None
-        self._parallel = openmp and generated.parallel  # the executor adds none
+        self._parallel = self._openmp and generated.parallel  # the executor adds none
         self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
             self._load()

@@ -156,9 +156,7 @@ def _loop_header(node: Any, found: _Found) -> None:
 
 
 def _count(found: _Found, target: Any) -> None:
-    base = target
-    while isinstance(base, c_ast.ArrayRef):
-        base = base.name
+    base = _base(target)
     if isinstance(base, c_ast.ID):
         found.written[base.name] = found.written.get(base.name, 0) + 1
         if base is not target:
@@ -203,6 +201,14 @@ def _check_iterators(src: Source, found: _Found) -> None:
             raise src.error(var.node, f"loop variable {it!r} must be a local integer variable")
 
 
+def _base(node: Any) -> Any:
+    """What ``node``'s subscripts apply to (``A[i][j]``: the node ``A``; ``node`` itself when
+    it is no subscript)."""
+    while isinstance(node, c_ast.ArrayRef):
+        node = node.name
+    return node
+
+
 def subscripted_arrays(node: Any) -> set[str]:
     """Names of the arrays subscripted inside some subscript of ``node`` (``x[col[k]]``:
     ``col``), in one walk: asking :func:`array_names` of every subscript walked a subscript
@@ -214,12 +220,9 @@ def subscripted_arrays(node: Any) -> set[str]:
         if n is None:
             continue
         if isinstance(n, c_ast.ArrayRef):
-            if inside:
-                base = n.name
-                while isinstance(base, c_ast.ArrayRef):
-                    base = base.name
-                if isinstance(base, c_ast.ID):
-                    out.add(base.name)
+            base = _base(n)
+            if inside and isinstance(base, c_ast.ID):
+                out.add(base.name)
             stack.append((n.name, inside))
             stack.append((n.subscript, True))
             continue
@@ -233,10 +236,7 @@ def array_names(node: Any) -> set[str]:
     if node is None:
         return out
     for n in nodes(node):
-        if isinstance(n, c_ast.ArrayRef):
-            base = n.name
-            while isinstance(base, c_ast.ArrayRef):
-                base = base.name
-            if isinstance(base, c_ast.ID):
-                out.add(base.name)
+        base = _base(n) if isinstance(n, c_ast.ArrayRef) else None
+        if isinstance(base, c_ast.ID):
+            out.add(base.name)
     return out

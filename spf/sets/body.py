@@ -286,37 +286,15 @@ def product(a: Body, b: Body, n_in: int | None) -> Body:
 
 
 def lift_pair(a: Body, b: Body) -> tuple[Body, Body]:
-    """``a`` and ``b`` (same tuple) over one space: hidden vars and terms of both."""
-    nt = a.n_tuple
-    ea, eb, ua, ub = len(a.hidden), len(b.hidden), len(a.terms), len(b.terms)
-    hidden = a.hidden + b.hidden
-    terms = a.terms + shifted_terms(b, 0, ea, ua)
-    order_a = (
-        list(range(nt))
-        + list(range(nt, nt + ea))
-        + [None] * eb
-        + list(range(nt + ea, nt + ea + ua))
-        + [None] * ub
-    )
-    order_b = (
-        list(range(nt))
-        + [None] * ea
-        + list(range(nt, nt + eb))
-        + [None] * ua
-        + list(range(nt + eb, nt + eb + ub))
-    )
-    kinds = (nt, ea + eb, ua + ub)
-    ia = permute_dims(a.iset, order_a, kinds, iset_text(a))
-    ib = permute_dims(b.iset, order_b, kinds, iset_text(b))
-    return (
-        Body(a.names, a.n_in, hidden, terms, ia),
-        Body(a.names, a.n_in, hidden, terms, ib),
-    )
+    """``a`` and ``b`` (same tuple) over one space: hidden vars and terms of both; both
+    named as ``a``."""
+    la, lb = lift_all([a, b], like=a)
+    return la, lb
 
 
-def lift_all(bodies: Sequence[Body]) -> list[Body]:
-    """``bodies`` (same tuple) over one space: the hidden vars and terms of all, in order
-    (:func:`lift_pair` of two)."""
+def lift_all(bodies: Sequence[Body], like: Body | None = None) -> list[Body]:
+    """``bodies`` (same tuple) over one space: the hidden vars and terms of all, in order;
+    each keeps its tuple's names, or takes those of ``like``."""
     nt = bodies[0].n_tuple
     n_hidden = sum(len(b.hidden) for b in bodies)
     n_terms = sum(len(b.terms) for b in bodies)
@@ -325,7 +303,7 @@ def lift_all(bodies: Sequence[Body]) -> list[Body]:
     orders: list[list[int | None]] = []
     for b in bodies:
         e0, u0, eb, ub = len(hidden), len(terms), len(b.hidden), len(b.terms)
-        terms += shifted_terms(b, 0, e0, u0)
+        terms += shifted_terms(b, 0, e0, u0) if e0 or u0 else b.terms
         hidden += b.hidden
         orders.append(
             list(range(nt))
@@ -337,9 +315,10 @@ def lift_all(bodies: Sequence[Body]) -> list[Body]:
             + [None] * (n_terms - u0 - ub)
         )
     kinds = (nt, n_hidden, n_terms)
+    named = [b if like is None else like for b in bodies]
     return [
-        Body(b.names, b.n_in, hidden, terms, permute_dims(b.iset, order, kinds, iset_text(b)))
-        for b, order in zip(bodies, orders, strict=True)
+        Body(n.names, n.n_in, hidden, terms, permute_dims(b.iset, order, kinds, iset_text(b)))
+        for b, n, order in zip(bodies, named, orders, strict=True)
     ]
 
 
