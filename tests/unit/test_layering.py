@@ -132,6 +132,18 @@ def _imported(node: ast.AST, module: str, is_package: bool) -> list[str]:
     return [base]
 
 
+def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
+    """Every statement of ``tree``, nested ones too (an import is a statement: the
+    expressions, nine in ten of a module's nodes, are not walked)."""
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo.extend(getattr(node, field, ()))
+
+
 @functools.cache
 def edges() -> tuple[Edge, ...]:
     """Every import between two different spf packages, with where it is."""
@@ -145,7 +157,7 @@ def _edges() -> Iterator[Edge]:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         rel = path.relative_to(SPF.parent)
         lines = path.read_text(encoding="utf-8").splitlines()
-        for node in ast.walk(tree):
+        for node in _statements(tree):
             for target in _imported(node, module, path.name == "__init__.py"):
                 if target != "spf" and not target.startswith("spf."):
                     continue
