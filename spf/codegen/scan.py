@@ -47,6 +47,7 @@ import islpy as isl
 from spf.analysis.dependences import padded
 from spf.codegen import from_isl
 from spf.codegen.affine_expr import loop_expr
+from spf.codegen.ast_build import build_ast
 from spf.codegen.binds import bind_all_where_used
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
@@ -480,21 +481,16 @@ class Scanner:
         # the union of the statements' outer constraints comes in one piece per statement;
         # coalesced (one where they agree) isl's AST build gists against far fewer
         # disjuncts: the same loops, sorted SpGEMM's 12-statement segment 100 ms -> 15 ms
-        build = isl.AstBuild.from_context(_used_context(ctx, umap).coalesce())
+        context = _used_context(ctx, umap).coalesce()
         tie = 0 if order is None else 1
-        names = [x for k, x in enumerate(self.names[a : b + 1]) if k not in consts]
-        ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, kept + tie)
-        for name in [*names, *(["spf_tie"] if tie else [])]:
-            ids = ids.add(isl.Id(name))
-        build = build.set_iterators(ids)
+        loops = [x for k, x in enumerate(self.names[a : b + 1]) if k not in consts]
+        options = None
+        dims = ", ".join(f"c{k}" for k in range(kept + tie))
         if b in self.whole:  # one loop per position: no piece of the whole loop split off
-            dims = ", ".join(f"c{k}" for k in range(kept + tie))
-            atomic = "; ".join(f"[{dims}] -> atomic[{k}]" for k in range(kept))
-            build = build.set_options(isl.UnionMap(f"{{ {atomic} }}"))
+            options = "{ " + "; ".join(f"[{dims}] -> atomic[{k}]" for k in range(kept)) + " }"
         elif separate:  # the pieces apart: by the whole loops' values first
-            dims = ", ".join(f"c{k}" for k in range(kept + tie))
-            build = build.set_options(isl.UnionMap(f"{{ [{dims}] -> separate[0] }}"))
-        node = build.node_from_schedule_map(umap)
+            options = f"{{ [{dims}] -> separate[0] }}"
+        node = build_ast(context, umap, [*loops, *(["spf_tie"] if tie else [])], options)
         return self._convert(node, _Segment(seg, a, b, last, group_of), scope)
 
     def _tie_order(self, sets: dict[str, isl.Set]) -> dict[str, int] | None:

@@ -10,12 +10,15 @@ position where the statements differ.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING
 
 import islpy as isl
 import numpy as np
 
 from spf import Computation, Stmt, kernels
+from spf.analysis import memo
+from spf.codegen import ast_build
 from spf.codegen.scan import _common_constants
 
 if TYPE_CHECKING:
@@ -58,8 +61,18 @@ def shared_fixed_positions(umap: isl.UnionMap) -> list[int]:
     return found
 
 
-def tiled_gemm() -> Computation:
-    comp = kernels.gemm()
+def tiled_gemm(name: str = "gemm") -> Computation:
+    comp = Computation(name)
+    comp.add_data_space("C", "double", shape=("N", "M"))
+    comp.add_data_space("A", "double", shape=("N", "K"))
+    comp.add_data_space("B", "double", shape=("K", "M"))
+    comp.add_stmt(
+        Stmt(
+            "$C$(i, j) += $A$(i, k) * $B$(k, j);",
+            "{[i,j,k]: 0 <= i < N && 0 <= j < M && 0 <= k < K}",
+            "{[i,j,k] -> [0,i,0,j,0,k,0]}",
+        )
+    )
     s = comp.stmt(0)
     s.tile("i", "j", 4, 8, "i0", "j0", "i1", "j1")
     s.vectorize("j1", 4)
@@ -70,6 +83,8 @@ def test_no_build_is_given_a_position_all_its_statements_fix_alike(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen = record_builds(monkeypatch)
+    memo.clear()  # every computation scanned again, its code not recalled
+    ast_build.clear()  # every build made again, none recalled
     for comp in [tiled_gemm(), kernels.sptrsv_csr(), kernels.blur2d()]:
         comp.codegen()
     assert len(seen) > 3
@@ -90,3 +105,19 @@ def test_partial_tiles_keep_their_own_nest_and_the_kernel_its_results() -> None:
         buf = np.zeros((n, m))
         kernel(buf=buf, N=n, M=m)
         assert np.array_equal(buf, 3 * np.arange(n)[:, None] + np.arange(m)[None, :]), (n, m)
+
+
+def test_an_equal_build_is_recalled_not_made_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two tiled GEMMs under new names (no generated code remembered for them) scan equal
+    segments: isl builds them once."""
+    seen = record_builds(monkeypatch)
+    ast_build.clear()
+    names = [f"gemm_{uuid.uuid4().hex[:12]}" for _ in range(2)]
+    codes = []
+    for name in names:
+        codes.append(tiled_gemm(name).codegen())
+        if len(codes) == 1:
+            made = len(seen)
+            assert made >= 1
+    assert len(seen) == made
+    assert codes[1] == codes[0].replace(f"{names[0]}(", f"{names[1]}(")
