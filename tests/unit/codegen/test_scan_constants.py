@@ -10,6 +10,7 @@ position where the statements differ.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import TYPE_CHECKING
 
@@ -62,17 +63,7 @@ def shared_fixed_positions(umap: isl.UnionMap) -> list[int]:
 
 
 def tiled_gemm(name: str = "gemm") -> Computation:
-    comp = Computation(name)
-    comp.add_data_space("C", "double", shape=("N", "M"))
-    comp.add_data_space("A", "double", shape=("N", "K"))
-    comp.add_data_space("B", "double", shape=("K", "M"))
-    comp.add_stmt(
-        Stmt(
-            "$C$(i, j) += $A$(i, k) * $B$(k, j);",
-            "{[i,j,k]: 0 <= i < N && 0 <= j < M && 0 <= k < K}",
-            "{[i,j,k] -> [0,i,0,j,0,k,0]}",
-        )
-    )
+    comp = Computation.from_ir(dataclasses.replace(kernels.gemm().ir, name=name))
     s = comp.stmt(0)
     s.tile("i", "j", 4, 8, "i0", "j0", "i1", "j1")
     s.vectorize("j1", 4)
