@@ -665,12 +665,16 @@ def sptrsv_args(
             f"sptrsv_args: L is not lower triangular: entry ({int(rows[k])}, {int(indices[k])}) "
             "lies above the diagonal"
         )
-    for i in range(n):
-        start, end = int(indptr[i]), int(indptr[i + 1])
-        if end == start or int(indices[end - 1]) != i:
-            raise ArgumentError(f"sptrsv_args: diagonal entry L[{i}, {i}] is missing")
-        if data[end - 1] == 0:
-            raise ArgumentError(f"sptrsv_args: diagonal entry L[{i}, {i}] is zero")
+    last = np.asarray(indptr[1:], dtype=np.int64) - 1  # each row's last entry (sorted)
+    stored = last >= np.asarray(indptr[:-1], dtype=np.int64)
+    at = np.where(stored, last, 0)
+    missing = ~stored | (indices[at] != np.arange(n)) if len(indices) else ~stored
+    zero = ~missing & (data[at] == 0) if len(data) else np.zeros(n, dtype=bool)
+    wrong = np.flatnonzero(missing | zero)  # the first row the entry check would stop at
+    if wrong.size:
+        i = int(wrong[0])
+        why = "missing" if missing[i] else "zero"
+        raise ArgumentError(f"sptrsv_args: diagonal entry L[{i}, {i}] is {why}")
     args = _compressed_args(m, "rowptr", "col", index_dtype, "sptrsv_args")
     out = {
         "L": args["A"],

@@ -392,3 +392,35 @@ def test_bcsr_args_of_a_wide_hypersparse_matrix() -> None:
     assert got["browptr"].tolist() == [0, 1, 2, 2]
     assert got["MB"] == 750_000_000
     assert got["A"].tolist() == [0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("data", "indices", "indptr", "message"),
+    [
+        ([2.0, 1.0], [0, 0], [0, 1, 2], r"L\[1, 1\] is missing"),  # row 1 ends left of it
+        ([2.0, 1.0, 0.0], [0, 0, 1], [0, 1, 3], r"L\[1, 1\] is zero"),
+        ([0.0, 1.0], [0, 0], [0, 1, 2], r"L\[0, 0\] is zero"),  # the first row stops it
+        ([1.0], [0], [0, 0, 1], r"L\[0, 0\] is missing"),  # an empty row
+        ([], [], [0, 0, 0], r"L\[0, 0\] is missing"),  # no entry at all
+        ([1.0, 5.0, 2.0], [0, 1, 1], [0, 2, 3], r"entry \(0, 1\) lies above the diagonal"),
+    ],
+)
+def test_sptrsv_args_names_the_first_wrong_diagonal_entry(
+    data: list[float], indices: list[int], indptr: list[int], message: str
+) -> None:
+    m = sp.csr_array((np.array(data), np.array(indices), np.array(indptr)), shape=(2, 2))
+    with pytest.raises(spf.ArgumentError, match=rf"sptrsv_args: .*{message}"):
+        spf.sparse.sptrsv_args(m)
+
+
+def test_sptrsv_args_checks_a_million_rows_in_numpy() -> None:
+    """The diagonal check is numpy over the rows (a Python loop took ~2 us a row: 1 s for
+    500k rows); a zero diagonal deep in a large triangle is still found and named."""
+    n = 1_000_000
+    m = sp.csr_array(sp.eye_array(n, format="csr") * 2.0 + sp.eye_array(n, k=-1, format="csr"))
+    args = spf.sparse.sptrsv_args(m)
+    assert args["N"] == n
+    assert args["NNZ"] == 2 * n - 1
+    m.data[m.indptr[n - 3 + 1] - 1] = 0.0  # row n - 3's diagonal
+    with pytest.raises(spf.ArgumentError, match=rf"L\[{n - 3}, {n - 3}\] is zero"):
+        spf.sparse.sptrsv_args(m)
