@@ -115,6 +115,23 @@ def random_lower(n: int, density: float, seed: int) -> Any:
     return m
 
 
+def copies_executor(index_dtype: Any = "int32") -> Any:
+    """The executor IR of ``spf.kernels.sptrsv_csr()``'s wavefront (``method="auto"``) on
+    part-ordered copies of its rows (:func:`spf.analysis.local_copies.plan_copies`)."""
+    from spf import kernels
+    from spf.analysis.executor import build_executor
+    from spf.analysis.local_copies import plan_copies
+
+    comp = kernels.sptrsv_csr(index_dtype=index_dtype)
+    comp.wavefront("i", method="auto")
+    executor = build_executor(comp.ir)
+    ((analysis, names),) = executor.loops
+    found = plan_copies(comp.ir, executor.ir, "i", analysis.groups, names, analysis.nodes)
+    if found is None:
+        raise AssertionError("sptrsv_csr's wavefront found nothing to copy")
+    return found[1]
+
+
 @contextlib.contextmanager
 def fixed_team(n: int) -> Iterator[None]:
     """OpenMP parallel regions get ``n`` threads, whatever the machine's load."""

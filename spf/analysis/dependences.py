@@ -390,6 +390,7 @@ _HOW_TO_RUN = frozenset(
         "wavefront_rows",
         "wavefront_single",
         "wavefront_p2p",
+        "wavefront_prefetch",
     }
 )
 """Tags that only say how a loop runs (judged against the dependences by the legality

@@ -30,7 +30,9 @@ stand-in for a SuiteSparse matrix with few levels, since the SuiteSparse matrice
   faster row and say which);
 * ``hand C levels`` at 1 and 2 threads (:mod:`spf.bench.sptrsv_hand`): a level-scheduled
   solve written by hand on level-ordered copies of the rows, the same levels: the ceiling of a
-  level-scheduled solve on this machine, without a kernel call's checks;
+  level-scheduled solve on this machine, without a kernel call's checks; ``hand C levels,
+  prefetch``: the same loop prefetching the row 32 positions ahead, as spf's executor of
+  copies does on large vectors (:mod:`spf.codegen.prefetch`);
 * ``MKL IE trsv`` (``pip install mkl``, the ``bench`` extra): ``mkl_sparse_d_trsv`` after
   ``mkl_sparse_set_sv_hint`` and ``mkl_sparse_optimize``, at 1 and 2 threads.
 
@@ -138,6 +140,7 @@ def run(ctx: Context) -> Section:
     ms2, plan2 = _solve(ctx, sec, kernels, mkl, few, "random lower triangle (generated)", teams2)
     best = ms2["spf", 1] / ms2["spf wavefront auto", t2]
     ceiling = f"hand C levels {ms2['spf', 1] / ms2['hand C levels', t2]:.2f}x"
+    ceiling += f", with prefetch {ms2['spf', 1] / ms2['hand C levels, prefetch', t2]:.2f}x"
     ceiling += f", auto's levels plan forced {ms2['spf', 1] / ms2[LEVELS_FORCED, t2]:.2f}x"
     note2 = "; ".join(x for x in (f"{plan2.levels} levels, {plan2.strategy}", ceiling,
                                   _auto_note(teams2, plan2, t2)) if x)  # fmt: skip

@@ -17,6 +17,7 @@ from spf.codegen import (
     flat_pairs,
     injective_marks,
     lane_reads,
+    prefetch,
     row_blocks,
     row_pairs,
     split_pairs,
@@ -203,6 +204,7 @@ class CPrinter:
         self._hashed = False  # the checked function hashes its index arrays (arg_checks.hashes)
         self._takes_record = False  # the unchecked function takes a fault record (faults)
         self._plain_body: list[str] = []  # the unchecked function's body as printed
+        self._ahead = True  # print the prefetches a loop asks for (not in checked functions)
 
     target = "c"
     """The target name used in messages."""
@@ -222,6 +224,11 @@ class CPrinter:
     """Keep an element a loop body writes again and again in a local
     (:mod:`spf.codegen.row_scalar`); printers of other targets leave their loops as
     written."""
+
+    prefetches = True
+    """Print the prefetches of the rows ahead that a wavefront executor's loop asks for
+    (:mod:`spf.codegen.prefetch`, GCC's ``__builtin_prefetch``); printers of other targets
+    leave them out."""
 
     arg_checks = False
     """Also print the checked function (:mod:`spf.codegen.arg_checks`) when the kernel reads
@@ -405,12 +412,14 @@ class CPrinter:
             and checked_call.reads_raw(program, dense, ranged)
         )
         mark = self.out.count()
+        self._ahead = False  # a prefetch's reads would go through the checks
         try:
             self._body_block(first, last)
         finally:
             self.p = program
             self._fact_checks, self._fact_values = {}, {}
             self._blocks = self._pairs = None
+            self._ahead = True
         if shared and checked_call.same_loops(self.out.since(mark), len(first), self._plain_body):
             self.out.replace_since(mark, [])  # the unchecked function runs the same loops
             with self.out.braces():
@@ -1218,6 +1227,8 @@ class CPrinter:
                 if first is not None and first[0] == n.var:  # a block's row (row_blocks)
                     for line in first[1]:
                         self.out.line(line)
+                for line in self._prefetch_lines(n):
+                    self.out.line(line)
                 tagged = {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags)
                 one = self._one_thread
                 if tagged:
@@ -1233,6 +1244,19 @@ class CPrinter:
                     self._prev, self._one_thread = None, one
         finally:
             self._simd = outer
+
+    def _prefetch_lines(self, n: For) -> list[str]:
+        """The prefetches of the rows ahead that loop ``n`` asks for (:mod:`spf.codegen.prefetch`),
+        none in a checked function."""
+        if not (self.prefetches and self._ahead and n.tags):
+            return []
+        ufs = {name for name, arity in self.p.ufs if arity == 1}
+        data = {
+            d.name: (d.macro or d.name, d.extents[0])
+            for d in self.p.data
+            if d.rank == 1 and len(d.extents) == 1 and d.buffer is None and d.offset is None
+        }
+        return prefetch.lines(n, ufs, data, expr)
 
     def _fault_scope(self, body: Callable[[], None]) -> None:
         """Print ``body`` (run by one thread of a parallel region) with its own index fault

@@ -372,6 +372,7 @@ class CudaPrinter(CPrinter):
     omp_pragmas = False
     unit_target = "cuda"
     row_scalars = False
+    prefetches = False
     shareable = False  # __constant__ arrays, the host's message buffer
 
     def unit(self) -> TranslationUnit:

@@ -487,6 +487,7 @@ class HlsPrinter(CPrinter):
 
     unit_target = "hls"
     row_scalars = False
+    prefetches = False
     shareable = False  # C++ with local arrays and Vitis pragmas: built on its own
 
     def unit(self) -> TranslationUnit:

@@ -261,6 +261,7 @@ class MPIPrinter(CPrinter):
 
     unit_target = "mpi"
     row_scalars = False
+    prefetches = False
     shareable = False  # MPI_RUNTIME declares a request type
 
     def __init__(self, program: Program) -> None:

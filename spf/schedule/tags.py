@@ -30,6 +30,7 @@ KINDS = (
     "wavefront_rows",
     "wavefront_single",
     "wavefront_p2p",
+    "wavefront_prefetch",
     "coiterate",
 )
 """Every tag kind a command or the analysis puts on a loop (``parallelize``, ``vectorize``,

@@ -7,6 +7,7 @@ pattern; loops whose rows have no segments to copy refuse ``copies=True``."""
 
 from __future__ import annotations
 
+import functools
 import pickle
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ import spf
 from spf import ArgumentError, kernels
 from spf.analysis.executor import build_executor
 from spf.analysis.local_copies import plan_copies
+from spf.codegen.prefetch import MIN_ELEMENTS
 from spf.runtime import threads
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
@@ -91,6 +93,33 @@ def test_copies_bitwise_equal_serial(trsv: Pair, omp_threads: int, name: str) ->
         np.testing.assert_array_equal(solve(k, m, dtype, plan), want, err_msg=strategy)
         again = solve(k, m, dtype, plan)  # the copies kept with the plan
         np.testing.assert_array_equal(again, want, err_msg=strategy)
+
+
+@functools.cache
+def _past_prefetch_size() -> sp.csr_array:
+    n = MIN_ELEMENTS + 4099  # odd: the last part of a level is short
+    return lower(n, 2.0 / n, 11)
+
+
+def test_copies_of_a_triangle_past_the_prefetch_size_stay_bitwise_serial(
+    trsv: Pair, omp_threads: int
+) -> None:
+    """Vectors of at least ``MIN_ELEMENTS`` take the executor's prefetches of the rows ahead
+    (:mod:`spf.codegen.prefetch`): a hint, the same bits (unchecked and checked calls, both
+    strategies, parts shorter and longer than the distance ahead)."""
+    k, serial, dtype = trsv
+    m = _past_prefetch_size()
+    n = m.shape[0]
+    want = solve(serial, m, dtype)
+    args = sptrsv_args(m, dtype)
+    f = np.random.default_rng(n).uniform(-1.0, 1.0, n)
+    for strategy in ("coarse", "levels"):
+        plan = k.inspect(strategy=strategy, threads=2, copies=True, **args)
+        assert plan.copies == ("rowptr", "col", "L")
+        np.testing.assert_array_equal(solve(k, m, dtype, plan), want, err_msg=strategy)
+        u = np.zeros(n)
+        k(u=u, f=f, plan=plan, check=False, **args)
+        np.testing.assert_array_equal(u, want, err_msg=strategy)
 
 
 @pytest.mark.parametrize("name", ["bcsstk13.mtx", "jagmesh7.mtx"])

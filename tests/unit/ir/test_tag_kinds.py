@@ -16,6 +16,7 @@ from spf.codegen import generate
 from spf.ir import ComputationIR, from_data, to_data
 from spf.ir.check import check_fields
 from spf.schedule.tags import KINDS, kind
+from spf.testing import copies_executor
 
 
 def _gemm() -> spf.Computation:
@@ -163,4 +164,14 @@ def test_the_paths_above_set_every_known_kind() -> None:
         comp = kernels.gauss_seidel_csr()
         comp.wavefront("i", method=method)
         seen |= _kinds(comp.ir) | _kinds(build_executor(comp.ir).ir)
+    seen |= _kinds(copies_executor())
     assert seen == set(KINDS)
+
+
+def test_the_copies_executor_tags_pass_the_ir_check() -> None:
+    ir = copies_executor()
+    assert "wavefront_prefetch" in _kinds(ir)
+    check_fields(ir)
+    again = from_data(to_data(ir), params=ir.params)
+    check_fields(again)
+    assert again == ir
