@@ -666,10 +666,11 @@ def sptrsv_args(
             "lies above the diagonal"
         )
     last = np.asarray(indptr[1:], dtype=np.int64) - 1  # each row's last entry (sorted)
-    stored = last >= np.asarray(indptr[:-1], dtype=np.int64)
-    at = np.where(stored, last, 0)
-    missing = ~stored | (indices[at] != np.arange(n)) if len(indices) else ~stored
-    zero = ~missing & (data[at] == 0) if len(data) else np.zeros(n, dtype=bool)
+    rows_with = np.flatnonzero(last >= np.asarray(indptr[:-1], dtype=np.int64))
+    missing = np.ones(n, dtype=bool)  # an empty row has no diagonal entry
+    missing[rows_with] = indices[last[rows_with]] != rows_with
+    zero = np.zeros(n, dtype=bool)
+    zero[rows_with] = data[last[rows_with]] == 0
     wrong = np.flatnonzero(missing | zero)  # the first row the entry check would stop at
     if wrong.size:
         i = int(wrong[0])
